@@ -1,0 +1,93 @@
+"""``farm``: the one way to run things.
+
+    farm book [--profile tiny]                  execute every chapter and build the book
+    farm run NOTEBOOK -p NAME VALUE ...         rerun one chapter with new parameters
+    farm leaderboard FILE... [-o out.csv]       win-rates from AlpacaEval annotation files
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+
+def _value(text: str):
+    """Parse a parameter value as JSON where it can be (numbers, booleans, lists), else a string."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
+def cmd_book(args) -> int:
+    from farmlib.book import build_book
+
+    times = build_book(args.profile, args.root, html=not args.no_html, only=args.only)
+    print("seconds per step:", json.dumps({k: round(v, 1) for k, v in times.items()}))
+    return 0
+
+
+def cmd_run(args) -> int:
+    from farmlib.book import execute_notebook
+
+    src = Path(args.notebook)
+    if not src.exists():
+        alts = sorted(Path(args.root, "notebooks").glob(f"*{args.notebook}*.ipynb"))
+        if len(alts) != 1:
+            print(f"farm run: no single notebook matches {args.notebook!r}", file=sys.stderr)
+            return 2
+        src = alts[0]
+    params = {"profile": args.profile, **{k: _value(v) for k, v in (args.param or [])}}
+    out = Path(args.output or Path("runs") / args.profile / "notebooks" / src.name)
+    secs = execute_notebook(src, out, params, cwd=Path(args.root).resolve())
+    print(f"{src.name} ran in {secs:.1f} s with {params} -> {out}")
+    return 0
+
+
+def cmd_leaderboard(args) -> int:
+    from farmlib.data import DataFormatError
+    from farmlib.win_rate import leaderboard
+
+    try:
+        table = leaderboard(args.files)
+    except DataFormatError as e:
+        print(f"farm leaderboard: {e}", file=sys.stderr)
+        return 2
+    csv = table.to_csv(index=False)
+    if args.output:
+        Path(args.output).write_text(csv)
+    print(csv, end="")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="farm", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--root", default=".", help="the book's folder (default: .)")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+
+    b = sub.add_parser("book", help="execute every chapter and build the HTML book")
+    b.add_argument("--profile", default="tiny")
+    b.add_argument("--only", nargs="*", help="execute only chapters whose name contains one of these")
+    b.add_argument("--no-html", action="store_true", help="execute the notebooks but skip Jupyter Book")
+    b.set_defaults(fn=cmd_book)
+
+    r = sub.add_parser("run", help="rerun one chapter with papermill")
+    r.add_argument("notebook", help="a notebook path or part of its name (e.g. sft)")
+    r.add_argument("-p", "--param", nargs=2, action="append", metavar=("NAME", "VALUE"))
+    r.add_argument("--profile", default="tiny")
+    r.add_argument("-o", "--output", help="where to write the executed notebook")
+    r.set_defaults(fn=cmd_run)
+
+    lb = sub.add_parser("leaderboard", help="CSV leaderboard from AlpacaEval annotation files")
+    lb.add_argument("files", nargs="+")
+    lb.add_argument("-o", "--output", help="also write the CSV here")
+    lb.set_defaults(fn=cmd_leaderboard)
+
+    args = ap.parse_args(argv)
+    return args.fn(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,69 @@
+"""The policy: a causal LM and its tokenizer.
+
+In ``tiny`` it is a small Llama (random init) with a byte-level BPE tokenizer trained on
+FarmWorld text; at scale it is any HF causal-LM name. Both are saved with ``save_pretrained``
+and loaded with ``Auto*.from_pretrained``, so downstream code never knows the difference.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+from transformers import (
+    AutoModelForCausalLM,
+    AutoTokenizer,
+    LlamaConfig,
+    LlamaForCausalLM,
+    PreTrainedTokenizerFast,
+)
+
+from farmlib.profiles import ModelConfig
+
+EOS = "<|endoftext|>"
+PAD = "<|pad|>"
+
+
+def train_tokenizer(texts: list[str], vocab_size: int) -> PreTrainedTokenizerFast:
+    """A byte-level BPE tokenizer fitted on ``texts``, wrapped for transformers."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=[EOS, PAD],
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+                                  show_progress=False)
+    tok.train_from_iterator(texts, trainer=trainer)
+    return PreTrainedTokenizerFast(tokenizer_object=tok, eos_token=EOS, pad_token=PAD,
+                                   bos_token=EOS, padding_side="left")
+
+
+def load_tokenizer(path_or_name: str | Path) -> PreTrainedTokenizerFast:
+    tok = AutoTokenizer.from_pretrained(str(path_or_name))
+    if tok.pad_token is None:
+        tok.pad_token = tok.eos_token
+    tok.padding_side = "left"
+    return tok
+
+
+def new_model(cfg: ModelConfig, tokenizer) -> LlamaForCausalLM:
+    """A randomly initialised small Llama sized by ``cfg``."""
+    config = LlamaConfig(
+        vocab_size=len(tokenizer), hidden_size=cfg.hidden_size, num_hidden_layers=cfg.num_layers,
+        num_attention_heads=cfg.num_heads, num_key_value_heads=cfg.num_heads,
+        intermediate_size=cfg.intermediate_size, max_position_embeddings=cfg.max_length,
+        tie_word_embeddings=True, eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id, bos_token_id=tokenizer.eos_token_id,
+    )
+    return LlamaForCausalLM(config)
+
+
+def load_model(path_or_name: str | Path, device: str = "cpu", dtype: torch.dtype | None = None):
+    """Any saved or hub causal LM, in eval mode on ``device``."""
+    model = AutoModelForCausalLM.from_pretrained(str(path_or_name), dtype=dtype or torch.float32)
+    return model.to(device).eval()
+
+
+def n_params(model: torch.nn.Module) -> int:
+    return sum(p.numel() for p in model.parameters())

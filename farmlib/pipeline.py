@@ -1,0 +1,191 @@
+"""The farm: get-or-build of every expensive result for one profile.
+
+Notebooks call ``Farm(profile)`` and ask for what they need; each step is an artifact keyed by
+its config (and by its inputs' keys), so a chapter runs on its own, a warm rerun is instant and
+an interrupted build resumes::
+
+    farm = Farm("tiny")
+    sft = farm.sft_model()                       # trains the base model first if needed
+    outs = farm.samples(sft, split="eval")       # cached responses
+    farm.evaluate_true(outs)                     # win-rate vs the reference, judged by R*
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+import time
+from pathlib import Path
+
+from farmlib.artifacts import ArtifactStore, read_json, runs_root, write_json
+from farmlib.data import SPLITS, load_alpaca_farm, make_splits
+from farmlib.model import load_model, load_tokenizer, new_model, train_tokenizer
+from farmlib.profiles import Profile, get_profile
+from farmlib.sampling import respond
+from farmlib.sft import train_lm
+from farmlib.win_rate import WinRate, preference_from_scores, win_rate
+from farmlib.world import REFERENCE, FarmWorld, Writer, format_prompt
+
+
+class Farm:
+    """Artifacts, data and models of one profile."""
+
+    def __init__(self, profile: str | Profile = "tiny", root: str | Path | None = None, **overrides):
+        self.profile = get_profile(profile, **overrides)
+        self.root = Path(root) if root is not None else runs_root() / self.profile.name
+        self.store = ArtifactStore(self.root)
+        self.world = FarmWorld(self.profile.world_seed)
+        self._cache: dict = {}
+
+    # -- data -----------------------------------------------------------------------------
+    def _splits_config(self) -> dict:
+        p = self.profile
+        return {"data": p.data, "sizes": p.split_sizes(), "world_seed": p.world_seed}
+
+    def splits(self) -> dict[str, list[dict]]:
+        """All five splits (records in the Alpaca schema)."""
+        if "splits" not in self._cache:
+            def build(work: Path) -> None:
+                if self.profile.data == "farmworld":
+                    data = make_splits(self.world, self.profile.split_sizes(), seed=self.profile.world_seed)
+                else:  # the real AlpacaFarm data from the hub
+                    data = {s: load_alpaca_farm(s) for s in SPLITS}
+                for s, recs in data.items():
+                    write_json(work / f"{s}.json", recs)
+
+            path = self.store.get_or_build("splits", self._splits_config(), build)
+            self._cache["splits"] = {s: read_json(path / f"{s}.json") for s in SPLITS}
+        return self._cache["splits"]
+
+    # -- tokenizer and models -------------------------------------------------------------
+    def tokenizer_path(self) -> str:
+        p = self.profile
+        if p.model.pretrained:
+            return p.model.pretrained
+        cfg = {"splits": self._splits_config(), "vocab": p.model.vocab_size, "docs": p.pretrain_docs}
+
+        def build(work: Path) -> None:
+            sp = self.splits()
+            texts = self.world.corpus(p.pretrain_docs) + [
+                format_prompt(r["instruction"], r["input"]) + r["output"]
+                for s in ("sft", "preference", "unlabeled", "val") for r in sp[s]]
+            train_tokenizer(texts, p.model.vocab_size).save_pretrained(work)
+
+        return str(self.store.get_or_build("tokenizer", cfg, build))
+
+    def tokenizer(self):
+        if "tok" not in self._cache:
+            self._cache["tok"] = load_tokenizer(self.tokenizer_path())
+        return self._cache["tok"]
+
+    def base_model(self) -> str:
+        """The base LM (LLaMA-base analog): pretrained on world text, never on instructions."""
+        p = self.profile
+        if p.model.pretrained:
+            return p.model.pretrained
+        cfg = {"tokenizer": self.tokenizer_path(), "model": dataclasses.asdict(p.model),
+               "train": dataclasses.asdict(p.pretrain), "docs": p.pretrain_docs, "seed": p.world_seed}
+
+        def build(work: Path) -> None:
+            tok = self.tokenizer()
+            model = new_model(p.model, tok)
+            docs = self.world.corpus(p.pretrain_docs, seed=1)
+            t0 = time.time()
+            hist = train_lm(model, tok, [("", d) for d in docs], p.pretrain, work, p.model.max_length,
+                            p.device, desc="pretrain base")
+            model.save_pretrained(work)
+            tok.save_pretrained(work)
+            write_json(work / "history.json", hist)
+            write_json(work / "train_info.json", {"seconds": time.time() - t0, "docs": len(docs)})
+
+        return str(self.store.get_or_build("base", cfg, build))
+
+    def sft_model(self, splits: tuple[str, ...] = ("sft",), start: str | None = None) -> str:
+        """SFT on the demonstrations of ``splits`` (``("sft",)`` is SFT 10k; all four is SFT 52k)."""
+        p = self.profile
+        start = start or self.base_model()
+        cfg = {"start": start, "splits": list(splits), "data": self._splits_config(),
+               "train": dataclasses.asdict(p.sft), "max_length": p.model.max_length}
+
+        def build(work: Path) -> None:
+            tok = self.tokenizer()
+            model = load_model(start, p.device).train()
+            sp = self.splits()
+            pairs = [(format_prompt(r["instruction"], r["input"]), r["output"]) for s in splits for r in sp[s]]
+            t0 = time.time()
+            hist = train_lm(model, tok, pairs, p.sft, work, p.model.max_length, p.device,
+                            desc="sft " + "+".join(splits))
+            model.save_pretrained(work)
+            tok.save_pretrained(work)
+            write_json(work / "history.json", hist)
+            write_json(work / "train_info.json", {"seconds": time.time() - t0, "examples": len(pairs)})
+
+        return str(self.store.get_or_build("sft", cfg, build))
+
+    def load(self, path: str):
+        """A model from an artifact path (or hub name), on the profile's device."""
+        return load_model(path, self.profile.device)
+
+    # -- outputs --------------------------------------------------------------------------
+    def samples(self, model_path: str, split: str = "eval", temperature: float | None = None,
+                generator: str | None = None, seed: int = 0) -> list[dict]:
+        """The model's responses to a split (records with ``output`` and ``generator``)."""
+        p = self.profile
+        temperature = p.temperature if temperature is None else temperature
+        generator = generator or Path(model_path).parent.name + "-" + Path(model_path).name[:6]
+        cfg = {"model": model_path, "split": split, "data": self._splits_config(), "temperature": temperature,
+               "max_new_tokens": p.max_new_tokens, "seed": seed}
+
+        def build(work: Path) -> None:
+            recs = self.splits()[split]
+            t0 = time.time()
+            outs = respond(self.load(model_path), self.tokenizer(), recs, temperature=temperature,
+                           max_new_tokens=p.max_new_tokens, batch_size=p.gen_batch_size, seed=seed,
+                           desc=f"sample {generator}")
+            write_json(work / "outputs.json", [
+                {"instruction": r["instruction"], "input": r["input"], "output": o, "dataset": r.get("dataset", "")}
+                for r, o in zip(recs, outs)])
+            write_json(work / "info.json", {"seconds": time.time() - t0})
+
+        path = self.store.get_or_build("samples", cfg, build)
+        return [dict(r, generator=generator) for r in read_json(path / "outputs.json")]
+
+    def writer_outputs(self, writer: Writer = REFERENCE, split: str = "eval", seed: int = 0) -> list[dict]:
+        """Responses of a procedural FarmWorld writer (the reference model is one)."""
+        rng = random.Random(f"writer-{writer.name}-{split}-{seed}")
+        return [{"instruction": r["instruction"], "input": r["input"], "dataset": r.get("dataset", ""),
+                 "output": self.world.write(r, writer, rng), "generator": writer.name}
+                for r in self.splits()[split]]
+
+    def reference_outputs(self) -> list[dict]:
+        """The fixed reference outputs of the evaluation (the Davinci003 analog)."""
+        return self.writer_outputs(REFERENCE, "eval")
+
+    # -- evaluation -----------------------------------------------------------------------
+    def true_rewards(self, outputs: list[dict]) -> list[float]:
+        return [self.world.true_reward(r["instruction"], r["input"], r["output"]) for r in outputs]
+
+    def annotate_true(self, outputs: list[dict], reference: list[dict] | None = None) -> list[dict]:
+        """AlpacaEval-format annotations, judged by the true reward R* (what a person feels)."""
+        reference = reference or self.reference_outputs()
+        ann = []
+        for ref, out in zip(reference, outputs, strict=True):
+            if ref["instruction"] != out["instruction"] or ref["input"] != out["input"]:
+                raise ValueError("outputs and reference are not aligned on the same instructions")
+            r1 = self.world.true_reward(ref["instruction"], ref["input"], ref["output"])
+            r2 = self.world.true_reward(out["instruction"], out["input"], out["output"])
+            ann.append({"instruction": out["instruction"], "input": out["input"], "dataset": out.get("dataset", ""),
+                        "output_1": ref["output"], "generator_1": ref["generator"],
+                        "output_2": out["output"], "generator_2": out["generator"],
+                        "preference": preference_from_scores(r1, r2), "annotator": "true_reward"})
+        return ann
+
+    def evaluate_true(self, outputs: list[dict], reference: list[dict] | None = None) -> WinRate:
+        return win_rate(a["preference"] for a in self.annotate_true(outputs, reference))
+
+    # -- metrics --------------------------------------------------------------------------
+    def write_metrics(self, chapter: str, metrics: dict) -> Path:
+        """Save a chapter's headline numbers to ``runs/<profile>/metrics/<chapter>.json``."""
+        path = self.root / "metrics" / f"{chapter}.json"
+        write_json(path, {"profile": self.profile.name, **metrics})
+        return path

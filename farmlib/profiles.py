@@ -1,0 +1,110 @@
+"""Profiles: one set of knobs per scale. ``tiny`` is the offline CPU default."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+
+#: The paper's split sizes (Alpaca 52k: 10k SFT, 10k preference, 20k unlabeled, 2k validation)
+#: and AlpacaEval's 805 evaluation instructions.
+PAPER_SPLITS = {"sft": 10_000, "preference": 10_000, "unlabeled": 20_000, "val": 2_000, "eval": 805}
+
+
+@dataclass
+class ModelConfig:
+    """A causal LM: either a small Llama trained from scratch (``pretrained`` empty) or a hub name."""
+
+    pretrained: str = ""
+    hidden_size: int = 128
+    num_layers: int = 4
+    num_heads: int = 4
+    intermediate_size: int = 384
+    vocab_size: int = 2048
+    max_length: int = 256
+
+
+@dataclass
+class TrainConfig:
+    """Optimisation settings shared by the supervised trainers (pretraining, SFT)."""
+
+    epochs: float = 1.0
+    lr: float = 1e-3
+    batch_size: int = 32
+    warmup_ratio: float = 0.03
+    weight_decay: float = 0.0
+    max_steps: int = -1
+    save_every: int = 200
+    seed: int = 0
+
+
+@dataclass
+class Profile:
+    """Everything that changes between a laptop run and the paper's run."""
+
+    name: str
+    data: str = "farmworld"  # "farmworld" or "alpaca_farm" (the real HF dataset)
+    scale: float = 1.0
+    eval_size: int | None = None  # None: PAPER_SPLITS["eval"] * scale
+    world_seed: int = 0
+    model: ModelConfig = field(default_factory=ModelConfig)
+    pretrain_docs: int = 0  # base-model corpus size (0: the base model is `model.pretrained`)
+    pretrain: TrainConfig = field(default_factory=TrainConfig)
+    sft: TrainConfig = field(default_factory=TrainConfig)
+    temperature: float = 0.7
+    max_new_tokens: int = 128
+    gen_batch_size: int = 64
+    device: str = "cpu"
+
+    def split_sizes(self) -> dict[str, int]:
+        sizes = {k: max(1, round(v * self.scale)) for k, v in PAPER_SPLITS.items()}
+        if self.eval_size is not None:
+            sizes["eval"] = self.eval_size
+        return sizes
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+PROFILES: dict[str, Profile] = {
+    # seconds: for tests of every code path
+    "micro": Profile(
+        name="micro", scale=0.01, eval_size=24,
+        model=ModelConfig(hidden_size=32, num_layers=1, num_heads=2, intermediate_size=64,
+                          vocab_size=512, max_length=192),
+        pretrain_docs=300, pretrain=TrainConfig(epochs=1, lr=3e-3, batch_size=16),
+        sft=TrainConfig(epochs=1, lr=3e-3, batch_size=16), max_new_tokens=24,
+    ),
+    # the book's default: minutes on a 2-core laptop, offline
+    "tiny": Profile(
+        name="tiny", scale=0.2, eval_size=400,
+        model=ModelConfig(hidden_size=128, num_layers=4, num_heads=4, intermediate_size=384,
+                          vocab_size=2048, max_length=256),
+        pretrain_docs=12_000, pretrain=TrainConfig(epochs=1, lr=2e-3, batch_size=32),
+        sft=TrainConfig(epochs=4, lr=1e-3, batch_size=32), max_new_tokens=128,
+    ),
+    # one GPU, real Alpaca data, a small open model
+    "small": Profile(
+        name="small", data="alpaca_farm", scale=1.0,
+        model=ModelConfig(pretrained="EleutherAI/pythia-410m", max_length=512),
+        sft=TrainConfig(epochs=3, lr=2e-5, batch_size=16, weight_decay=0.0),
+        max_new_tokens=300, gen_batch_size=32, device="cuda",
+    ),
+    # the paper's setup: LLaMA 7B on the real splits
+    "paper": Profile(
+        name="paper", data="alpaca_farm", scale=1.0,
+        model=ModelConfig(pretrained="huggyllama/llama-7b", max_length=512),
+        sft=TrainConfig(epochs=3, lr=2e-5, batch_size=128, warmup_ratio=0.03),
+        max_new_tokens=300, gen_batch_size=16, device="cuda",
+    ),
+}
+
+
+def get_profile(name: str | Profile, **overrides) -> Profile:
+    """A profile by name, with top-level fields overridden (e.g. ``scale=0.5``)."""
+    if isinstance(name, Profile):
+        prof = name
+    else:
+        if name not in PROFILES:
+            raise ValueError(f"unknown profile {name!r}; choose from {sorted(PROFILES)}")
+        prof = PROFILES[name]
+    return dataclasses.replace(prof, **overrides) if overrides else dataclasses.replace(prof)

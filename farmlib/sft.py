@@ -1,0 +1,108 @@
+"""Supervised fine-tuning (and the base model's pretraining): next-token loss, one loop.
+
+``train_lm`` fits a causal LM to (prompt, completion) pairs, with the loss on completion
+tokens only; pretraining is the same call with empty prompts. The loop is plain PyTorch so the
+loss is in view; it checkpoints into its work folder and resumes from there if interrupted.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from pathlib import Path
+
+import torch
+from tqdm.auto import tqdm
+
+from farmlib.profiles import TrainConfig
+
+
+def encode_pairs(tokenizer, pairs: list[tuple[str, str]], max_length: int) -> list[tuple[list[int], int]]:
+    """Token ids of prompt+completion+EOS, and the number of prompt tokens (not trained on)."""
+    out = []
+    for prompt, completion in pairs:
+        p = tokenizer(prompt, add_special_tokens=False)["input_ids"] if prompt else []
+        c = tokenizer(completion, add_special_tokens=False)["input_ids"] + [tokenizer.eos_token_id]
+        ids = (p + c)[:max_length]
+        out.append((ids, min(len(p), len(ids))))
+    return out
+
+
+def collate(batch: list[tuple[list[int], int]], pad_id: int) -> dict[str, torch.Tensor]:
+    """Right-padded ids, attention mask, and labels with prompt and padding set to -100."""
+    L = max(len(ids) for ids, _ in batch)
+    input_ids = torch.full((len(batch), L), pad_id, dtype=torch.long)
+    labels = torch.full((len(batch), L), -100, dtype=torch.long)
+    mask = torch.zeros((len(batch), L), dtype=torch.long)
+    for i, (ids, n_prompt) in enumerate(batch):
+        input_ids[i, : len(ids)] = torch.tensor(ids)
+        labels[i, n_prompt: len(ids)] = torch.tensor(ids[n_prompt:])
+        mask[i, : len(ids)] = 1
+    return {"input_ids": input_ids, "attention_mask": mask, "labels": labels}
+
+
+def lm_loss(model, batch: dict[str, torch.Tensor]) -> torch.Tensor:
+    """Mean next-token cross-entropy over the labelled tokens."""
+    logits = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).logits
+    logits, labels = logits[:, :-1], batch["labels"][:, 1:]
+    return torch.nn.functional.cross_entropy(logits.reshape(-1, logits.size(-1)).float(),
+                                             labels.reshape(-1), ignore_index=-100)
+
+
+def lr_at(step: int, total: int, cfg: TrainConfig) -> float:
+    """Linear warm-up then cosine decay to 0."""
+    warm = max(1, int(cfg.warmup_ratio * total))
+    if step < warm:
+        return cfg.lr * (step + 1) / warm
+    return cfg.lr * 0.5 * (1 + math.cos(math.pi * (step - warm) / max(1, total - warm)))
+
+
+def train_lm(model, tokenizer, pairs: list[tuple[str, str]], cfg: TrainConfig, workdir: Path | None = None,
+             max_length: int = 256, device: str = "cpu", desc: str = "train") -> list[dict]:
+    """Fit ``model`` to the pairs; return the history (step, epoch, loss, lr, tokens, seconds)."""
+    data = encode_pairs(tokenizer, pairs, max_length)
+    steps_per_epoch = math.ceil(len(data) / cfg.batch_size)
+    total = steps_per_epoch * cfg.epochs
+    total = int(total if cfg.max_steps < 0 else min(total, cfg.max_steps))
+    opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay, betas=(0.9, 0.95))
+    model.to(device).train()
+    history: list[dict] = []
+    start = 0
+    ckpt = workdir / "checkpoint.pt" if workdir else None
+    if ckpt and ckpt.exists():  # resume an interrupted run
+        state = torch.load(ckpt, weights_only=False)
+        model.load_state_dict(state["model"])
+        opt.load_state_dict(state["opt"])
+        history, start = state["history"], state["step"]
+    torch.manual_seed(cfg.seed + start)
+    order: list[int] = []
+    t0, tokens = time.time(), 0
+    bar = tqdm(range(start, total), desc=desc, leave=False, mininterval=2)
+    for step in bar:
+        epoch = step // steps_per_epoch
+        if not order or step % steps_per_epoch == 0:
+            order = list(range(len(data)))
+            random.Random(cfg.seed * 1000 + epoch).shuffle(order)
+        i = step % steps_per_epoch
+        batch = collate([data[j] for j in order[i * cfg.batch_size:(i + 1) * cfg.batch_size]],
+                        tokenizer.pad_token_id)
+        batch = {k: v.to(device) for k, v in batch.items()}
+        for g in opt.param_groups:
+            g["lr"] = lr_at(step, total, cfg)
+        loss = lm_loss(model, batch)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        tokens += int(batch["attention_mask"].sum())
+        history.append({"step": step, "epoch": step / steps_per_epoch, "loss": loss.item(),
+                        "lr": opt.param_groups[0]["lr"], "tokens": tokens, "seconds": time.time() - t0})
+        bar.set_postfix(loss=f"{loss.item():.3f}")
+        if ckpt and (step + 1) % cfg.save_every == 0 and step + 1 < total:
+            torch.save({"model": model.state_dict(), "opt": opt.state_dict(), "history": history,
+                        "step": step + 1}, ckpt)
+    if ckpt and ckpt.exists():
+        ckpt.unlink()
+    model.eval()
+    return history
