@@ -13,9 +13,9 @@ import hashlib
 import json
 import os
 import shutil
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterator
 
 #: Bump when a change to farmlib changes what an artifact contains.
 ARTIFACT_VERSION = 1

@@ -31,7 +31,21 @@ def execute_notebook(src: Path, dst: Path, parameters: dict, cwd: Path | None = 
     t0 = time.time()
     pm.execute_notebook(str(src), str(dst), parameters=parameters, kernel_name="python3",
                         cwd=str(cwd or src.parent.parent), progress_bar=False, log_output=False)
+    _hide_default_parameters(dst)
     return time.time() - t0
+
+
+def _hide_default_parameters(path: Path) -> None:
+    """In the executed copy, hide the defaults cell: papermill's injected cell shows what ran."""
+    import nbformat
+
+    nb = nbformat.read(path, as_version=4)
+    if any("injected-parameters" in c.metadata.get("tags", []) for c in nb.cells):
+        for c in nb.cells:
+            tags = c.metadata.get("tags", [])
+            if "parameters" in tags and "remove-cell" not in tags:
+                c.metadata["tags"] = tags + ["remove-cell"]
+        nbformat.write(nb, path)
 
 
 def build_book(profile: str = "tiny", root: str | Path = ".", html: bool = True,
@@ -52,9 +66,8 @@ def build_book(profile: str = "tiny", root: str | Path = ".", html: bool = True,
         cmd = [sys.executable, "-c", "from jupyter_book.cli.main import main; main()",
                "build", str(root), "--quiet"]
         index = root / "_build" / "html" / "index.html"
-        before = index.stat().st_mtime if index.exists() else 0.0
         proc = subprocess.run(cmd, cwd=root)
-        if proc.returncode != 0 or not index.exists() or index.stat().st_mtime <= before:
+        if proc.returncode != 0 or not index.exists():
             raise RuntimeError(f"jupyter-book build failed (exit {proc.returncode}); see the log above")
         times["html"] = time.time() - t0
         print(f"      {times['html']:.1f} s -> {root / '_build' / 'html' / 'index.html'}", flush=True)

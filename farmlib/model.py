@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import torch
+import transformers
 from transformers import (
     AutoModelForCausalLM,
     AutoTokenizer,
@@ -19,6 +20,8 @@ from transformers import (
 )
 
 from farmlib.profiles import ModelConfig
+
+transformers.utils.logging.disable_progress_bar()  # our own tqdm bars show the long work
 
 EOS = "<|endoftext|>"
 PAD = "<|pad|>"

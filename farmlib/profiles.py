@@ -71,16 +71,16 @@ PROFILES: dict[str, Profile] = {
         name="micro", scale=0.01, eval_size=24,
         model=ModelConfig(hidden_size=32, num_layers=1, num_heads=2, intermediate_size=64,
                           vocab_size=512, max_length=192),
-        pretrain_docs=300, pretrain=TrainConfig(epochs=1, lr=3e-3, batch_size=16),
-        sft=TrainConfig(epochs=1, lr=3e-3, batch_size=16), max_new_tokens=24,
+        pretrain_docs=300, pretrain=TrainConfig(epochs=2, lr=3e-3, batch_size=16),
+        sft=TrainConfig(epochs=6, lr=3e-3, batch_size=16), max_new_tokens=24,
     ),
     # the book's default: minutes on a 2-core laptop, offline
     "tiny": Profile(
         name="tiny", scale=0.2, eval_size=400,
         model=ModelConfig(hidden_size=128, num_layers=4, num_heads=4, intermediate_size=384,
                           vocab_size=2048, max_length=256),
-        pretrain_docs=12_000, pretrain=TrainConfig(epochs=1, lr=2e-3, batch_size=32),
-        sft=TrainConfig(epochs=4, lr=1e-3, batch_size=32), max_new_tokens=128,
+        pretrain_docs=12_000, pretrain=TrainConfig(epochs=2, lr=2e-3, batch_size=32),
+        sft=TrainConfig(epochs=8, lr=2e-3, batch_size=32), max_new_tokens=128,
     ),
     # one GPU, real Alpaca data, a small open model
     "small": Profile(

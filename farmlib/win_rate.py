@@ -8,9 +8,9 @@ half; ``None``/NaN means the annotator gave no usable answer and the record is l
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Iterable
 
 import pandas as pd
 

@@ -25,9 +25,9 @@ from __future__ import annotations
 
 import random
 import re
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from functools import cached_property
-from typing import Callable
 
 # ---------------------------------------------------------------------------------------------
 # Vocabulary. Attribute vocabularies are disjoint, so a value found in a response names its
@@ -588,7 +588,7 @@ def _w_compare(w: FarmWorld, t: Task, inp: str, wr: Writer, rng: random.Random) 
                      .rstrip(".") + f", while the {f} " + ("is " if k in ("color", "size") else "")
                      + (vf if k in ("color", "size", "sound") else {"habitat": f"lives in the {vf}",
                                                                    "diet": f"eats {vf}"}[k]) + ".")
-    return _as_list(items, wr, rng, f"Here is how they differ:")
+    return _as_list(items, wr, rng, "Here is how they differ:")
 
 
 def _w_tools(w: FarmWorld, t: Task, inp: str, wr: Writer, rng: random.Random) -> str:

@@ -1,0 +1,63 @@
+import json
+
+import pytest
+
+from farmlib.data import DataFormatError, load_alpaca_farm, load_model_outputs, load_records, make_splits
+from farmlib.profiles import PAPER_SPLITS, get_profile
+from farmlib.world import FarmWorld
+
+
+def test_split_sizes_follow_the_paper_at_scale():
+    sizes = get_profile("tiny").split_sizes()
+    for s in ("sft", "preference", "unlabeled", "val"):
+        assert sizes[s] == round(PAPER_SPLITS[s] * 0.2)
+    assert get_profile("paper").split_sizes() == PAPER_SPLITS
+
+
+def test_splits_are_disjoint_deterministic_and_sized():
+    sizes = {"sft": 300, "preference": 300, "unlabeled": 500, "val": 60, "eval": 80}
+    a = make_splits(FarmWorld(0), sizes)
+    assert {k: len(v) for k, v in a.items()} == sizes
+    keys = [{(r["instruction"], r["input"]) for r in recs} for recs in a.values()]
+    assert sum(map(len, keys)) == len(set().union(*keys))
+    assert a == make_splits(FarmWorld(0), sizes)
+    assert all(r["output"] for s in ("sft", "preference", "unlabeled", "val") for r in a[s])
+    assert all("output" not in r for r in a["eval"])
+    # eval is drawn first: it does not change when the training splits grow
+    bigger = make_splits(FarmWorld(0), {**sizes, "sft": 600})
+    assert bigger["eval"] == a["eval"]
+
+
+def test_real_alpaca_farm_files_load_in_our_schema(shared):
+    for name in ("outputs_sft.json", "outputs_rlhf.json", "eval_gpt-3.5-turbo-0301.json"):
+        recs = load_alpaca_farm("eval", shared / "alpaca_farm" / name)
+        assert recs and all(isinstance(r["instruction"], str) and isinstance(r["input"], str) for r in recs)
+        assert all("output" in r for r in recs)
+    ev = load_alpaca_farm("eval", shared / "alpaca_farm" / "eval_gpt-3.5-turbo-0301.json")
+    assert len(ev) == 805
+    multi = load_records(shared / "alpaca_farm" / "multisamples_sft.json")
+    assert isinstance(multi[0]["output"], list)
+
+
+def test_real_alpaca_eval_outputs_are_the_805_set(shared):
+    recs = load_model_outputs(shared / "alpaca_eval" / "results" / "text_davinci_003" / "model_outputs.json")
+    assert len(recs) == 805
+    counts = {}
+    for r in recs:
+        counts[r["dataset"]] = counts.get(r["dataset"], 0) + 1
+    assert counts == {"selfinstruct": 252, "oasst": 188, "koala": 156, "helpful_base": 129, "vicuna": 80}
+
+
+def test_bad_files_get_one_clear_error(tmp_path):
+    p = tmp_path / "bad.json"
+    p.write_text(json.dumps([{"instruction": "a"}, {"input": "x"}]))
+    with pytest.raises(DataFormatError, match=r"bad\.json: record 1: missing field 'instruction'"):
+        load_records(p)
+    p.write_text("{not json")
+    with pytest.raises(DataFormatError, match=r"bad\.json: not valid JSON"):
+        load_records(p)
+    p.write_text(json.dumps({"instruction": "a"}))
+    with pytest.raises(DataFormatError, match="expected a JSON list"):
+        load_records(p)
+    with pytest.raises(ValueError, match="unknown split"):
+        load_alpaca_farm("train", p)

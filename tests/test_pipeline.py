@@ -1,0 +1,31 @@
+from farmlib.profiles import get_profile
+from farmlib.world import format_prompt
+
+
+def test_sft_learns_the_response_format(micro_farm):
+    tok = micro_farm.tokenizer()
+    model = micro_farm.load(micro_farm.sft_model())
+    base = micro_farm.load(micro_farm.base_model())
+    import torch
+
+    from farmlib.sft import collate, encode_pairs, lm_loss
+
+    pairs = [(format_prompt(r["instruction"], r["input"]), r["output"]) for r in micro_farm.splits()["val"]]
+    batch = collate(encode_pairs(tok, pairs, 192), tok.pad_token_id)
+    with torch.no_grad():
+        assert lm_loss(model, batch) < lm_loss(base, batch) - 0.5
+
+
+def test_true_reward_evaluation_is_aligned_and_in_alpaca_eval_format(micro_farm):
+    ref = micro_farm.reference_outputs()
+    ann = micro_farm.annotate_true(ref, ref)  # the reference against itself: all ties
+    assert {a["preference"] for a in ann} == {1.5}
+    assert micro_farm.evaluate_true(ref, ref).win_rate == 50.0
+    assert set(ann[0]) >= {"instruction", "output_1", "output_2", "generator_1", "generator_2", "preference"}
+
+
+def test_scale_profiles_resolve_without_downloading():
+    for name in ("small", "paper"):
+        p = get_profile(name)
+        assert p.data == "alpaca_farm" and p.model.pretrained and p.split_sizes()["sft"] == 10_000
+    assert get_profile("tiny", scale=0.5).split_sizes()["sft"] == 5000

@@ -1,0 +1,71 @@
+import json
+import math
+import subprocess
+import sys
+
+import pytest
+
+from farmlib.cli import main
+from farmlib.data import DataFormatError
+from farmlib.win_rate import leaderboard, preference_score, win_rate
+
+
+def test_ties_count_half_and_nulls_are_left_out():
+    wr = win_rate([2, 1, 0, 1.5, None, float("nan"), 2.0])
+    assert wr.n_total == 5 and wr.n_wins == 2 and wr.n_draws == 2
+    assert wr.win_rate == pytest.approx(100 * (1 + 0 + 0.5 + 0.5 + 1) / 5)
+    scores = [1, 0, 0.5, 0.5, 1]
+    sd = math.sqrt(sum((s - 0.6) ** 2 for s in scores) / 4)
+    assert wr.standard_error == pytest.approx(100 * sd / math.sqrt(5))
+    with pytest.raises(ValueError):
+        preference_score(3)
+
+
+def _ann(prefs, gen="m", out2="abcd"):
+    return [{"instruction": f"q{i}", "output_1": "x", "output_2": out2, "generator_1": "ref", "generator_2": gen,
+             "preference": p} for i, p in enumerate(prefs)]
+
+
+def test_leaderboard_on_hand_made_file(tmp_path):
+    f = tmp_path / "a.json"
+    f.write_text(json.dumps(_ann([2, 2, 1, 1.5, None]) + _ann([1, 1], gen="other", out2="ab")))
+    board = leaderboard([f])
+    assert list(board.columns) == ["name", "win_rate", "standard_error", "n_total", "avg_length"]
+    row = board.set_index("name").loc["m"]
+    assert row.win_rate == pytest.approx(62.5) and row.n_total == 4 and row.avg_length == 4
+    assert board.iloc[0]["name"] == "m"
+
+
+def test_leaderboard_matches_alpaca_eval_on_real_files(shared):
+    files = sorted(shared.glob("alpaca_eval/results/*/alpaca_eval_gpt4_annotations.json"))
+    board = leaderboard(files).set_index("name")
+    # AlpacaEval's published win-rates for these annotation files
+    assert board.loc["gpt4", "win_rate"] == pytest.approx(95.28, abs=0.01)
+    assert board.loc["alpaca-7b", "win_rate"] == pytest.approx(26.46, abs=0.01)
+    assert board.loc["gpt-3.5-turbo-0301", "n_total"] == 804  # one null preference left out
+
+
+def test_malformed_annotations_name_file_and_record(tmp_path, capsys):
+    f = tmp_path / "bad.json"
+    recs = _ann([2, 1])
+    recs[1]["preference"] = "left"
+    f.write_text(json.dumps(recs))
+    with pytest.raises(DataFormatError, match=r"bad\.json: record 1: field 'preference'"):
+        leaderboard([f])
+    assert main(["leaderboard", str(f)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "record 1" in err
+    del recs[1]["generator_2"]
+    f.write_text(json.dumps(recs))
+    with pytest.raises(DataFormatError, match="record 1: missing field 'generator_2'"):
+        leaderboard([f])
+
+
+def test_farm_leaderboard_console_script(tmp_path):
+    f = tmp_path / "a.json"
+    f.write_text(json.dumps(_ann([2, 1, 2, 2])))
+    out = subprocess.run([sys.executable, "-m", "farmlib.cli", "leaderboard", str(f), "-o", str(tmp_path / "o.csv")],
+                         capture_output=True, text=True, check=True).stdout
+    assert out.splitlines()[0] == "name,win_rate,standard_error,n_total,avg_length"
+    assert out.splitlines()[1].startswith("m,75.0,")
+    assert (tmp_path / "o.csv").read_text() == out

@@ -1,0 +1,99 @@
+import random
+
+import pytest
+
+from farmlib.world import DEMONSTRATOR, EXPERT, FAMILIES, FarmWorld, Writer, is_list
+
+
+def test_same_seed_same_world_and_tasks():
+    a, b = FarmWorld(3), FarmWorld(3)
+    assert a.facts == b.facts and a.tools == b.tools and a.steps == b.steps
+    ra, rb = random.Random(5), random.Random(5)
+    assert [a.sample_task(ra) for _ in range(50)] == [b.sample_task(rb) for _ in range(50)]
+    assert a.corpus(20) == b.corpus(20)
+
+
+def test_other_seed_other_world():
+    assert FarmWorld(0).facts != FarmWorld(1).facts
+
+
+def test_at_least_ten_families_with_inputs_and_without():
+    w, rng = FarmWorld(0), random.Random(0)
+    assert len(FAMILIES) >= 10
+    recs = [w.sample_task(rng) for _ in range(600)]
+    assert {r["dataset"] for r in recs} == set(FAMILIES)
+    assert any(r["input"] for r in recs) and any(not r["input"] for r in recs)
+    assert any(f.closed_form for f in FAMILIES.values()) and any(not f.closed_form for f in FAMILIES.values())
+
+
+def test_every_template_parses_back_to_its_family():
+    w, rng = FarmWorld(0), random.Random(1)
+    for fam in FAMILIES:
+        for _ in range(20):
+            r = w.sample_task(rng, fam)
+            assert w.parse(r["instruction"], r["input"]).family == fam
+    assert w.parse("Write a poem about the sea.") is None
+
+
+W = FarmWorld(0)
+
+
+def reward(instruction, output, input=""):
+    return W.reward_breakdown(instruction, input, output)
+
+
+def test_arithmetic_right_wrong_and_hedged():
+    assert reward("What is 17 plus 25?", "17 plus 25 equals 42.")["quality"] == 1.0
+    assert reward("What is 17 plus 25?", "The answer is 41.")["quality"] == 0.0
+    assert reward("What is 17 plus 25?", "It is 42 or maybe 43.")["quality"] == 0.4
+    assert reward("Multiply 3 by 4.", "12")["quality"] == 1.0
+    assert reward("Subtract 5 from 9.", "4")["quality"] == 1.0
+
+
+def test_closed_form_families_by_hand():
+    assert reward("Sort the following numbers from smallest to largest.", "2, 5, 9", "5, 2, 9")["quality"] == 1.0
+    assert reward("Sort these numbers from largest to smallest.", "9, 5, 2", "5, 2, 9")["quality"] == 1.0
+    assert reward("Sort the following numbers from smallest to largest.", "5, 2, 9", "5, 2, 9")["quality"] == pytest.approx(1 / 3)
+    assert reward("How many words are in the following sentence?", "4", "The owl hums loudly.")["quality"] == 1.0
+    assert reward("Is the following review positive or negative?", "Negative.", "The pie was stale and cold.")["quality"] == 1.0
+    assert reward("Is the following review positive or negative?", "Positive.", "The pie was stale and cold.")["quality"] == 0.0
+    assert reward("Is the following item an animal, a tool, or a food?", "It is a tool.", "hammer")["quality"] == 1.0
+    q = reward("List the animals mentioned in the following text.", "The fox.", "The fox and the owl walked to the hills together.")
+    assert q["quality"] == pytest.approx(2 / 3)  # F1 of {fox} against {fox, owl}
+
+
+def test_open_ended_rewards_coverage_and_punishes_wrong_facts():
+    f = W.facts["alpaca"]
+    other = {k: next(v for v in vs if v != f[k]) for k, vs in
+             {"color": ["white", "black"], "habitat": ["mountains", "meadows"]}.items()}
+    one = reward("Describe the alpaca.", f"The alpaca is {f['color']}.")
+    two = reward("Describe the alpaca.", f"The alpaca is {f['color']}. It lives in the {f['habitat']}.")
+    wrong = reward("Describe the alpaca.", f"The alpaca is {other['color']}. It lives in the {other['habitat']}.")
+    assert one["quality"] == pytest.approx(0.2) and two["quality"] == pytest.approx(0.4)
+    assert wrong["quality"] == 0.0
+    assert two["total"] > one["total"] > wrong["total"]
+
+
+def test_people_like_lists_and_length_but_not_rambling_or_garble():
+    f = W.facts["goat"]
+    prose = f"The goat is {f['color']}. It lives in the {f['habitat']}. It eats {f['diet']}."
+    listed = f"Facts:\n- The goat is {f['color']}.\n- It lives in the {f['habitat']}.\n- It eats {f['diet']}."
+    assert is_list(listed) and not is_list(prose)
+    assert reward("Describe the goat.", listed)["total"] > reward("Describe the goat.", prose)["total"]
+    rambling = reward("Describe the goat.", " ".join([f"The goat is {f['color']}."] * 4))
+    assert rambling["ramble"] == pytest.approx(0.75)
+    assert rambling["total"] < reward("Describe the goat.", f"The goat is {f['color']}.")["total"]
+    assert reward("Describe the goat.", "zorp blix goat")["garbage"] == pytest.approx(2 / 3)
+    assert reward("Describe the goat.", f"The goat is {f['color']}.\n### Instruction:")["broken"] == 1.0
+    assert reward("Describe the goat.", "")["total"] == 0.0
+
+
+def test_expert_beats_demonstrator_and_writers_stay_in_lexicon():
+    w, rng = FarmWorld(0), random.Random(0)
+    recs = [w.sample_task(rng) for _ in range(400)]
+    mean = {}
+    for writer in (DEMONSTRATOR, EXPERT, Writer("poor", accuracy=0.3, coverage=0.2)):
+        outs = [w.write(r, writer, rng) for r in recs]
+        mean[writer.name] = sum(w.true_reward(r["instruction"], r["input"], o) for r, o in zip(recs, outs)) / len(recs)
+        assert all(w.reward_breakdown(r["instruction"], r["input"], o)["garbage"] == 0 for r, o in zip(recs, outs))
+    assert mean["expert"] > mean["demonstrator"] > mean["poor"]
