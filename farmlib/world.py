@@ -86,6 +86,10 @@ ITEM_CATEGORY = {**{a: "animal" for a in ANIMALS}, **{t: "tool" for t in TOOLS},
                  **{f: "food" for f in FOODS}}
 LISTABLE = {"describe", "compare", "list_tools", "how_to", "extract_animals"}
 
+#: The weights of R*'s parts: the average person's taste (the simulated crowd varies around it).
+#: Calibrated so that the crowd prefers longer answers and lists as often as the paper's crowd did.
+REWARD_WEIGHTS = {"quality": 1.0, "length": 1.2, "list": 0.15, "ramble": -0.5, "garbage": -0.5, "broken": -0.3}
+
 _WORD = re.compile(r"[a-z]+(?:-[a-z]+)?|\d+")
 _NUM = re.compile(r"-?\d+")
 _LIST_LINE = re.compile(r"^\s*(?:\d+[.)]|[-*\u2022])\s+\S", re.M)
@@ -403,8 +407,7 @@ class FarmWorld:
             "garbage": garbage,
             "broken": broken,
         }
-        parts["total"] = (parts["quality"] + 0.3 * parts["length"] + 0.15 * parts["list"]
-                          - 0.5 * parts["ramble"] - 0.5 * parts["garbage"] - 0.3 * parts["broken"])
+        parts["total"] = sum(REWARD_WEIGHTS[k] * parts[k] for k in REWARD_WEIGHTS)
         return parts
 
     def true_reward(self, instruction: str, input: str, output: str) -> float:
