@@ -87,16 +87,9 @@ class Farm:
                "train": dataclasses.asdict(p.pretrain), "docs": p.pretrain_docs, "seed": p.world_seed}
 
         def build(work: Path) -> None:
-            tok = self.tokenizer()
-            model = new_model(p.model, tok)
+            model = new_model(p.model, self.tokenizer())
             docs = self.world.corpus(p.pretrain_docs, seed=1)
-            t0 = time.time()
-            hist = train_lm(model, tok, [("", d) for d in docs], p.pretrain, work, p.model.max_length,
-                            p.device, desc="pretrain base")
-            model.save_pretrained(work)
-            tok.save_pretrained(work)
-            write_json(work / "history.json", hist)
-            write_json(work / "train_info.json", {"seconds": time.time() - t0, "docs": len(docs)})
+            self._train_and_save(model, [("", d) for d in docs], p.pretrain, work, "pretrain base", docs=len(docs))
 
         return str(self.store.get_or_build("base", cfg, build))
 
@@ -108,19 +101,22 @@ class Farm:
                "train": dataclasses.asdict(p.sft), "max_length": p.model.max_length}
 
         def build(work: Path) -> None:
-            tok = self.tokenizer()
             model = load_model(start, p.device).train()
             sp = self.splits()
             pairs = [(format_prompt(r["instruction"], r["input"]), r["output"]) for s in splits for r in sp[s]]
-            t0 = time.time()
-            hist = train_lm(model, tok, pairs, p.sft, work, p.model.max_length, p.device,
-                            desc="sft " + "+".join(splits))
-            model.save_pretrained(work)
-            tok.save_pretrained(work)
-            write_json(work / "history.json", hist)
-            write_json(work / "train_info.json", {"seconds": time.time() - t0, "examples": len(pairs)})
+            self._train_and_save(model, pairs, p.sft, work, "sft " + "+".join(splits), examples=len(pairs))
 
         return str(self.store.get_or_build("sft", cfg, build))
+
+    def _train_and_save(self, model, pairs, cfg, work: Path, desc: str, **info) -> None:
+        """Train with ``train_lm`` in ``work`` (resumable), then save model, tokenizer and history."""
+        t0 = time.time()
+        hist = train_lm(model, self.tokenizer(), pairs, cfg, work, self.profile.model.max_length,
+                        self.profile.device, desc=desc)
+        model.save_pretrained(work)
+        self.tokenizer().save_pretrained(work)
+        write_json(work / "history.json", hist)
+        write_json(work / "train_info.json", {"seconds": time.time() - t0, **info})
 
     def load(self, path: str):
         """A model from an artifact path (or hub name), on the profile's device."""

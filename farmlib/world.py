@@ -26,7 +26,7 @@ from __future__ import annotations
 import random
 import re
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from functools import cached_property
 
 # ---------------------------------------------------------------------------------------------
@@ -638,9 +638,5 @@ _WRITERS: dict[str, Callable[..., str]] = {
 }
 
 
-def writer_from_dict(d: dict) -> Writer:
-    return Writer(**d)
-
-
 __all__ = ["FarmWorld", "Writer", "Task", "FAMILIES", "DEMONSTRATOR", "REFERENCE", "EXPERT",
-           "format_prompt", "words", "is_list", "asdict"]
+           "format_prompt", "words", "is_list"]
