@@ -308,3 +308,22 @@ def prefers_lists(records: list[dict]) -> float:
         if r.get("preference") in (1, 2) and l1 != l2:
             xs.append((r["preference"] == 2) == l2)
     return sum(xs) / len(xs) if xs else float("nan")
+
+
+def injection_effect(annotator: Annotator, records: list[dict], seed: int = 0) -> dict[str, float]:
+    """How often output_1 wins with and without a prompt injection appended to it.
+
+    ``records`` are pairs; the injection (:data:`farmlib.prompts.INJECTION`) asks the judge to answer
+    "Output (a)". Returns the win-rate of output_1 before and after, and the share of missing labels.
+    """
+    from farmlib.prompts import inject
+
+    before = annotator.annotate_pairs(records, seed=seed)
+    after = annotator.annotate_pairs(inject(records, side=1), seed=seed)
+
+    def wins(anns: list[dict]) -> float:
+        xs = [a["preference"] == 1 for a in anns if a["preference"] in (1, 2)]
+        return sum(xs) / len(xs) if xs else float("nan")
+
+    return {"win_before": wins(before), "win_injected": wins(after),
+            "missing_injected": sum(a["preference"] is None for a in after) / max(len(after), 1)}

@@ -95,3 +95,23 @@ def test_annotate_samples_pairs_two_outputs():
     recs = [dict(r, output=[W.write(r, EXPERT, rng) for _ in range(3)]) for r in (W.sample_task(rng) for _ in range(5))]
     out = annotate_samples(single_judge(W), recs)
     assert all({"output_1", "output_2", "preference"} <= set(o) and "output" not in o for o in out)
+
+
+def test_local_lm_judge_on_a_tiny_model(micro_farm):
+    from farmlib.lm_judge import LMJudge
+
+    judge = LMJudge(micro_farm.load(micro_farm.sft_model()), micro_farm.tokenizer(), temperature=1.0, batch_size=4)
+    recs = _pairs(10)
+    out = judge.annotate_pairs(recs)
+    assert [r["preference"] in (1, 2) for r in out] == [True] * 10 and out[0]["annotator"] == "lm_judge"
+    lp = judge.label_logprobs(recs[:3])
+    assert lp.shape == (3, 2) and lp.exp().sum(-1).allclose(lp.new_ones(3))
+    assert judge.seconds_per_1000() > 0
+
+
+def test_injection_effect_is_measured():
+    from farmlib.annotators import injection_effect
+
+    eff = injection_effect(single_judge(W), _pairs(100))
+    assert set(eff) == {"win_before", "win_injected", "missing_injected"} and eff["missing_injected"] < 0.05
+    assert 0 <= eff["win_injected"] <= 1

@@ -1,0 +1,69 @@
+"""A local causal LM as judge: the preference is read from the log-probabilities of ``a`` and ``b``.
+
+Works with any HF causal LM (a small local model, or a 7B instruction model on a GPU). The prompt
+(:func:`farmlib.prompts.completion_prompt`) ends with ``Preferred:``; the judge compares the
+next-token log-probabilities of `` a`` and `` b``. At temperature 0 it takes the larger, otherwise
+it samples from the two-way softmax. Outputs are shown in a seeded random order, and cost is the
+measured seconds (there is no bill).
+"""
+
+from __future__ import annotations
+
+import random
+import time
+
+import torch
+
+from farmlib.prompts import completion_prompt
+
+
+class LMJudge:
+    """``annotate_pairs`` with a local causal LM."""
+
+    def __init__(self, model, tokenizer, name: str = "lm_judge", temperature: float = 0.0,
+                 batch_size: int = 8, max_length: int | None = None, seed: int = 0):
+        self.model, self.tok, self.name = model.eval(), tokenizer, name
+        self.temperature, self.batch_size, self.seed = temperature, batch_size, seed
+        self.max_length = max_length or getattr(model.config, "max_position_embeddings", 2048)
+        self.labels = [self._label_id(" a"), self._label_id(" b")]
+        if self.labels[0] == self.labels[1]:
+            raise ValueError(f"judge {name!r}: the tokenizer maps ' a' and ' b' to the same first token")
+        self.seconds, self.comparisons = 0.0, 0
+
+    def _label_id(self, text: str) -> int:
+        return self.tok(text, add_special_tokens=False)["input_ids"][0]
+
+    @torch.no_grad()
+    def label_logprobs(self, records: list[dict]) -> torch.Tensor:
+        """``[n, 2]`` log-probabilities of the labels a and b (renormalised over the two)."""
+        device = next(self.model.parameters()).device
+        out = []
+        for i in range(0, len(records), self.batch_size):
+            prompts = [completion_prompt(r) for r in records[i:i + self.batch_size]]
+            side, self.tok.truncation_side = self.tok.truncation_side, "left"  # keep the end of the prompt
+            enc = self.tok(prompts, return_tensors="pt", padding=True, truncation=True, max_length=self.max_length)
+            self.tok.truncation_side = side
+            enc = {k: v.to(device) for k, v in enc.items()}
+            logits = self.model(**enc).logits[:, -1, :]  # left padding: the last position is the prompt's end
+            out.append(torch.log_softmax(logits[:, self.labels].float(), dim=-1).cpu())
+        return torch.cat(out) if out else torch.zeros(0, 2)
+
+    def annotate_pairs(self, records: list[dict], seed: int = 0) -> list[dict]:
+        rng = random.Random(f"{self.name}-{self.seed}-{seed}")
+        t0 = time.perf_counter()
+        swaps = [rng.random() < 0.5 for _ in records]
+        shown = [dict(r, output_1=r["output_2"], output_2=r["output_1"]) if s else r for r, s in zip(records, swaps)]
+        lp = self.label_logprobs(shown)
+        out = []
+        for r, s, (la, lb) in zip(records, swaps, lp.tolist()):
+            if self.temperature == 0:
+                p = 2 if lb > la else 1
+            else:
+                p = 2 if rng.random() < torch.sigmoid(torch.tensor((lb - la) / self.temperature)).item() else 1
+            out.append(dict(r, preference=3 - p if s else p, annotator=self.name))
+        self.seconds += time.perf_counter() - t0
+        self.comparisons += len(records)
+        return out
+
+    def seconds_per_1000(self) -> float:
+        return 1000 * self.seconds / max(self.comparisons, 1)
