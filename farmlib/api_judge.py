@@ -202,3 +202,20 @@ def chat_configs(pool: list | None = None, models: dict[str, str] | None = None,
                                    batch_size=j.batch_size, in_context=j.in_context, prefer=prefer,
                                    temperature=j.temperature, seed=j.seed, **overrides))
     return out
+
+
+def estimate_cost_per_1000(config: ChatJudgeConfig, records: list[dict], chars_per_token: float = 4.0) -> float:
+    """What ``config`` would cost per 1000 comparisons of ``records`` at :data:`PRICES`, sending nothing.
+
+    Prompt tokens are counted from the exact messages our templates build (``chars_per_token``
+    characters per token); completion tokens from the reply format (a label, or a JSON object with a
+    one-sentence rationale, per comparison).
+    """
+    p_in, p_out = PRICES.get(config.model, (0.0, 0.0))
+    prompt = completion = 0.0
+    for i in range(0, len(records), config.batch_size):
+        chunk = records[i:i + config.batch_size]
+        messages = build_messages(chunk, config.output_format, config.in_context, config.prefer)
+        prompt += sum(len(m["content"]) for m in messages) / chars_per_token
+        completion += len(chunk) * (25 if config.output_format == "json" else 3)
+    return 1000 * (prompt * p_in + completion * p_out) / 1e6 / max(len(records), 1)

@@ -22,3 +22,13 @@ LENGTHS = {"SFT 10k": 278, "Best-of-16": 571, "PPO": 637}
 
 #: Alpaca 52k splits and the evaluation set.
 SPLITS = {"sft": 10_000, "preference": 10_000, "unlabeled": 20_000, "val": 2_000, "eval": 805}
+
+#: Annotators on the paper's validation set (Sections 3.2, 4; Figs 4, 7, 9). Ranges as (low, high).
+ANNOTATORS = {
+    "human": {"agreement": (65.7, 66.0), "variance": (0.34, 0.35), "p_longer": (0.62, 0.64),
+              "p_list": (0.60, 0.69), "cost_per_1000": 300.0, "seconds_per_1000": 36_800},
+    "p_sim_eval": {"agreement": 65.0, "variance": 0.26, "p_longer": 0.64, "p_list": 0.63, "cost_per_1000": 12.0},
+    "p_sim_ann": {"variance": 0.43, "cost_per_1000": 6.0},
+    "p_sim_single": {"agreement": 66.4, "variance": (0.10, 0.19), "p_longer": 0.60, "p_list": 0.65,
+                     "cost_per_1000": 15.0},
+}

@@ -57,6 +57,14 @@ class Farm:
             self._cache["splits"] = {s: read_json(path / f"{s}.json") for s in SPLITS}
         return self._cache["splits"]
 
+    def key(self, path: str) -> str:
+        """How an artifact path enters another artifact's config: relative to the farm's root (so
+        keys do not depend on the working directory); a hub name or outside path stays as it is."""
+        try:
+            return str(Path(path).resolve().relative_to(self.root.resolve()))
+        except ValueError:
+            return str(path)
+
     # -- tokenizer and models -------------------------------------------------------------
     def tokenizer_path(self) -> str:
         p = self.profile
@@ -83,7 +91,7 @@ class Farm:
         p = self.profile
         if p.model.pretrained:
             return p.model.pretrained
-        cfg = {"tokenizer": self.tokenizer_path(), "model": dataclasses.asdict(p.model),
+        cfg = {"tokenizer": self.key(self.tokenizer_path()), "model": dataclasses.asdict(p.model),
                "train": dataclasses.asdict(p.pretrain), "docs": p.pretrain_docs, "seed": p.world_seed}
 
         def build(work: Path) -> None:
@@ -97,7 +105,7 @@ class Farm:
         """SFT on the demonstrations of ``splits`` (``("sft",)`` is SFT 10k; all four is SFT 52k)."""
         p = self.profile
         start = start or self.base_model()
-        cfg = {"start": start, "splits": list(splits), "data": self._splits_config(),
+        cfg = {"start": self.key(start), "splits": list(splits), "data": self._splits_config(),
                "train": dataclasses.asdict(p.sft), "max_length": p.model.max_length}
 
         def build(work: Path) -> None:
@@ -129,7 +137,7 @@ class Farm:
         p = self.profile
         temperature = p.temperature if temperature is None else temperature
         generator = generator or Path(model_path).parent.name + "-" + Path(model_path).name[:6]
-        cfg = {"model": model_path, "split": split, "data": self._splits_config(), "temperature": temperature,
+        cfg = {"model": self.key(model_path), "split": split, "data": self._splits_config(), "temperature": temperature,
                "max_new_tokens": p.max_new_tokens, "seed": seed}
 
         def build(work: Path) -> None:

@@ -1,3 +1,5 @@
+from pathlib import Path
+
 from farmlib.profiles import get_profile
 from farmlib.world import format_prompt
 
@@ -29,3 +31,11 @@ def test_scale_profiles_resolve_without_downloading():
         p = get_profile(name)
         assert p.data == "alpaca_farm" and p.model.pretrained and p.split_sizes()["sft"] == 10_000
     assert get_profile("tiny", scale=0.5).split_sizes()["sft"] == 5000
+
+
+def test_artifact_keys_do_not_depend_on_the_working_directory(micro_farm, monkeypatch):
+    from farmlib import Farm
+
+    monkeypatch.chdir(micro_farm.root.parent)
+    relative = Farm("micro", root=micro_farm.root.name)
+    assert Path(relative.sft_model()).resolve() == Path(micro_farm.sft_model()).resolve()

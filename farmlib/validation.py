@@ -1,0 +1,87 @@
+"""Validating simulated annotators against people: the paper's agreement, bias, variance and style.
+
+On pairs of SFT outputs, every annotator labels each pair ``draws`` times (people: ``draws``
+different people). Then, as in the paper:
+
+* **agreement** with the human majority: one label against the majority of 3 of the 4 people,
+  averaged over the 4 ways to leave one out (for people: the held-out person against the others);
+* **variance**: the error of one held-out draw against the majority of the annotator's other draws;
+* **bias**: the error of the annotator's own majority (its mode) against the human majority;
+* **P(prefer longer)**, **P(prefer lists)** over all draws.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+
+from farmlib.annotators import (
+    Annotator,
+    Crowd,
+    agreement_with,
+    heldout_agreement,
+    majority,
+    prefers_lists,
+    prefers_longer,
+)
+
+
+def sft_pairs(farm, split: str = "val", temperature: float = 1.0) -> list[dict]:
+    """Two independent SFT samples per instruction of ``split``; identical pairs are dropped."""
+    sft = farm.sft_model()
+    a = farm.samples(sft, split=split, temperature=temperature, seed=1, generator="sft_a")
+    b = farm.samples(sft, split=split, temperature=temperature, seed=2, generator="sft_b")
+    return [{"instruction": x["instruction"], "input": x["input"], "dataset": x.get("dataset", ""),
+             "output_1": x["output"], "output_2": y["output"]}
+            for x, y in zip(a, b, strict=True) if x["output"].strip() != y["output"].strip()]
+
+
+def crowd_labels(crowd: Crowd, pairs: list[dict], n: int = 4, seed: int = 0) -> list[list[int]]:
+    """``n`` labels per pair, each by a different random person."""
+    rng = random.Random(f"crowd-labels-{seed}")
+    out = []
+    for r in pairs:
+        people = rng.sample(crowd.people, n)
+        out.append([2 if rng.random() < crowd.p_prefer_2(p, r) else 1 for p in people])
+    return out
+
+
+def annotator_draws(annotator: Annotator, pairs: list[dict], n: int = 4) -> tuple[list[list[int | None]], float]:
+    """``n`` labels per pair from independent draws (seeds) of a simulator, and the seconds spent."""
+    t0 = time.perf_counter()
+    runs = [[a["preference"] for a in annotator.annotate_pairs(pairs, seed=s)] for s in range(n)]
+    return [list(x) for x in zip(*runs)], time.perf_counter() - t0
+
+
+def agreement_with_humans(labels: list[int | None], humans: list[list[int]]) -> float:
+    """One label per pair vs the majority of each leave-one-out triple of the people's labels."""
+    hits = total = 0
+    for x, hs in zip(labels, humans):
+        if x is None:
+            continue
+        for k in range(len(hs)):
+            m = majority(hs[:k] + hs[k + 1:])
+            if m is not None:
+                hits += x == m
+                total += 1
+    return hits / total if total else float("nan")
+
+
+def stats(draws: list[list[int | None]], humans: list[list[int]], pairs: list[dict], is_human: bool = False) -> dict:
+    """The paper's statistics of one annotator (see the module docstring)."""
+    first = [d[0] for d in draws]
+    human_major = [majority(h) for h in humans]
+    if is_human:
+        agreement = heldout_agreement(humans)
+    else:
+        agreement = agreement_with_humans(first, humans)
+    modes = [majority([x for x in d if x is not None]) for d in draws]
+    labelled = [dict(r, preference=p) for r, d in zip(pairs, draws) for p in d]  # every draw counts
+    return {
+        "agreement": agreement,
+        "bias": 0.0 if is_human else 1 - agreement_with(modes, human_major),
+        "variance": 1 - heldout_agreement(draws),
+        "p_longer": prefers_longer(labelled),
+        "p_list": prefers_lists(labelled),
+        "missing": sum(x is None for d in draws for x in d) / max(sum(len(d) for d in draws), 1),
+    }
