@@ -101,18 +101,20 @@ class Farm:
 
         return str(self.store.get_or_build("base", cfg, build))
 
-    def sft_model(self, splits: tuple[str, ...] = ("sft",), start: str | None = None) -> str:
-        """SFT on the demonstrations of ``splits`` (``("sft",)`` is SFT 10k; all four is SFT 52k)."""
+    def sft_model(self, splits: tuple[str, ...] = ("sft",), start: str | None = None, train=None) -> str:
+        """SFT on the demonstrations of ``splits`` (``("sft",)`` is SFT 10k; all four is SFT 52k);
+        ``train`` (a TrainConfig) replaces the profile's SFT settings."""
         p = self.profile
         start = start or self.base_model()
+        train = train or p.sft
         cfg = {"start": self.key(start), "splits": list(splits), "data": self._splits_config(),
-               "train": dataclasses.asdict(p.sft), "max_length": p.model.max_length}
+               "train": dataclasses.asdict(train), "max_length": p.model.max_length}
 
         def build(work: Path) -> None:
             model = load_model(start, p.device).train()
             sp = self.splits()
             pairs = [(format_prompt(r["instruction"], r["input"]), r["output"]) for s in splits for r in sp[s]]
-            self._train_and_save(model, pairs, p.sft, work, "sft " + "+".join(splits), examples=len(pairs))
+            self._train_and_save(model, pairs, train, work, "sft " + "+".join(splits), examples=len(pairs))
 
         return str(self.store.get_or_build("sft", cfg, build))
 
@@ -132,20 +134,21 @@ class Farm:
 
     # -- outputs --------------------------------------------------------------------------
     def samples(self, model_path: str, split: str = "eval", temperature: float | None = None,
-                generator: str | None = None, seed: int = 0) -> list[dict]:
-        """The model's responses to a split (records with ``output`` and ``generator``)."""
+                generator: str | None = None, seed: int = 0, prefix: str = "", n: int | None = None) -> list[dict]:
+        """The model's responses to the first ``n`` records of a split (records with ``output`` and
+        ``generator``); ``prefix`` goes before the prompt (a control tag such as ``[good]``)."""
         p = self.profile
         temperature = p.temperature if temperature is None else temperature
         generator = generator or Path(model_path).parent.name + "-" + Path(model_path).name[:6]
         cfg = {"model": self.key(model_path), "split": split, "data": self._splits_config(), "temperature": temperature,
-               "max_new_tokens": p.max_new_tokens, "seed": seed}
+               "max_new_tokens": p.max_new_tokens, "seed": seed, "prefix": prefix, "n": n}
 
         def build(work: Path) -> None:
-            recs = self.splits()[split]
+            recs = self.splits()[split][:n]
             t0 = time.time()
             outs = respond(self.load(model_path), self.tokenizer(), recs, temperature=temperature,
                            max_new_tokens=p.max_new_tokens, batch_size=p.gen_batch_size, seed=seed,
-                           desc=f"sample {generator}")
+                           desc=f"sample {generator}", prefix=prefix)
             write_json(work / "outputs.json", [
                 {"instruction": r["instruction"], "input": r["input"], "output": o, "dataset": r.get("dataset", "")}
                 for r, o in zip(recs, outs)])
@@ -186,6 +189,53 @@ class Farm:
 
     def evaluate_true(self, outputs: list[dict], reference: list[dict] | None = None) -> WinRate:
         return win_rate(a["preference"] for a in self.annotate_true(outputs, reference))
+
+    # -- simulated feedback -----------------------------------------------------------------
+    def annotator(self, name: str = "p_sim_eval", seed: int = 0):
+        """``p_sim_eval``, ``p_sim_ann``, ``p_sim_single`` (the judges) or ``human`` (the crowd)."""
+        from farmlib import annotators as A
+
+        makers = {"p_sim_eval": A.pool_eval, "p_sim_ann": A.pool_ann, "p_sim_single": A.single_judge,
+                  "human": lambda world, seed: A.Crowd(world, seed=seed)}
+        if name not in makers:
+            raise ValueError(f"unknown annotator {name!r}; choose from {sorted(makers)}")
+        return makers[name](self.world, seed=seed)
+
+    def preference_data(self, annotator: str = "p_sim_ann", n: int | None = None, seed: int = 0) -> list[dict]:
+        """Pairwise feedback: two SFT samples (temperature 1) per instruction of the preference split,
+        labelled by ``annotator`` (records with output_1, output_2, preference; unlabelled pairs dropped)."""
+        n = n if n is not None else self.profile.n_preference
+        sft = self.sft_model()
+        a = self.samples(sft, "preference", temperature=1.0, seed=11, generator="sft_a", n=n)
+        b = self.samples(sft, "preference", temperature=1.0, seed=12, generator="sft_b", n=n)
+        cfg = {"a": len(a), "sft": self.key(sft), "annotator": annotator, "seed": seed, "n": n}
+
+        def build(work: Path) -> None:
+            pairs = [{"instruction": x["instruction"], "input": x["input"], "output_1": x["output"],
+                      "output_2": y["output"]} for x, y in zip(a, b, strict=True) if x["output"] != y["output"]]
+            write_json(work / "preferences.json", self.annotator(annotator, seed).annotate_pairs(pairs, seed=seed))
+
+        path = self.store.get_or_build("preferences", cfg, build)
+        return [r for r in read_json(path / "preferences.json") if r["preference"] in (1, 2)]
+
+    def evaluate(self, outputs: list[dict], annotator: str = "p_sim_eval", seed: int = 0) -> tuple[WinRate, list[dict]]:
+        """Win-rate of ``outputs`` against the reference on the eval set, and the annotations."""
+        ann = self.annotate_true(outputs)  # aligned AlpacaEval-format pairs (output_1 = reference)
+        ann = self.annotator(annotator, seed).annotate_pairs([
+            {k: v for k, v in a.items() if k not in ("preference", "annotator")} for a in ann], seed=seed)
+        return win_rate(a["preference"] for a in ann), ann
+
+    def finetune(self, kind: str, config: dict, pairs: list[tuple[str, str]], train, start: str | None = None,
+                 **info) -> str:
+        """A model fine-tuned from ``start`` (default: SFT) on (prompt, completion) pairs; an artifact."""
+        start = start or self.sft_model()
+        cfg = {"start": self.key(start), "train": dataclasses.asdict(train), **config}
+
+        def build(work: Path) -> None:
+            model = load_model(start, self.profile.device).train()
+            self._train_and_save(model, pairs, train, work, kind, examples=len(pairs), **info)
+
+        return str(self.store.get_or_build(kind, cfg, build))
 
     # -- metrics --------------------------------------------------------------------------
     def write_metrics(self, chapter: str, metrics: dict) -> Path:

@@ -54,6 +54,8 @@ class Profile:
     max_new_tokens: int = 128
     gen_batch_size: int = 64
     device: str = "cpu"
+    n_preference: int | None = None  # instructions of the preference split used for feedback (None: all)
+    methods: dict = field(default_factory=dict)  # per-method config overrides, e.g. {"ppo": {"steps": 40}}
 
     def split_sizes(self) -> dict[str, int]:
         sizes = {k: max(1, round(v * self.scale)) for k, v in PAPER_SPLITS.items()}
@@ -80,7 +82,7 @@ PROFILES: dict[str, Profile] = {
         model=ModelConfig(hidden_size=128, num_layers=4, num_heads=4, intermediate_size=384,
                           vocab_size=2048, max_length=256),
         pretrain_docs=12_000, pretrain=TrainConfig(epochs=2, lr=2e-3, batch_size=32),
-        sft=TrainConfig(epochs=8, lr=2e-3, batch_size=32), max_new_tokens=128,
+        sft=TrainConfig(epochs=8, lr=2e-3, batch_size=32), max_new_tokens=128, n_preference=1000,
     ),
     # one GPU, real Alpaca data, a small open model
     "small": Profile(

@@ -1,0 +1,55 @@
+"""Best-of-n: sample n outputs from the SFT model at temperature 1, return the one the reward model likes best.
+
+No training, only inference: the policy is SFT plus a reranker. ``select`` returns the outputs for
+every n = 1, 2, 4, ..., n_max from one pool of samples (best-of-n uses the first n), with the mean
+surrogate reward of the chosen outputs, which must rise with n.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import torch
+
+from farmlib.artifacts import read_json, write_json
+from farmlib.reward_model import load_reward_model, rewards
+
+
+@dataclass
+class BestOfNConfig:
+    n_max: int = 8
+    temperature: float = 1.0
+    split: str = "eval"
+    n_prompts: int | None = None  # first n_prompts of the split (None: all)
+
+
+def candidates(farm, cfg: BestOfNConfig, model: str | None = None) -> list[list[dict]]:
+    """``n_max`` samples per prompt: ``[k][i]`` is sample k for prompt i."""
+    model = model or farm.sft_model()
+    return [farm.samples(model, cfg.split, temperature=cfg.temperature, seed=1000 + k, generator=f"sample{k}",
+                         n=cfg.n_prompts) for k in range(cfg.n_max)]
+
+
+def select(farm, rm_path: str, cfg: BestOfNConfig | None = None) -> dict:
+    """``{"outputs": {n: records}, "mean_reward": {n: float}, "rewards": [k][i]}``, cached."""
+    cfg = cfg or BestOfNConfig(**farm.profile.methods.get("best_of_n", {}))
+    cands = candidates(farm, cfg)
+
+    def build(work: Path) -> None:
+        rm, tok = load_reward_model(rm_path, farm.profile.device), farm.tokenizer()
+        r = torch.stack([rewards(rm, tok, c, max_length=farm.profile.model.max_length) for c in cands])  # [k, i]
+        out, mean = {}, {}
+        n = 1
+        while n <= cfg.n_max:
+            best = r[:n].argmax(0)  # the first n samples compete
+            out[n] = [dict(cands[k][i], generator=f"best_of_{n}") for i, k in enumerate(best.tolist())]
+            mean[n] = r[:n].max(0).values.mean().item()
+            n *= 2
+        write_json(work / "best_of_n.json", {"outputs": out, "mean_reward": mean, "rewards": r.tolist()})
+
+    key = {"rm": farm.key(rm_path), "sft": farm.key(farm.sft_model()), **asdict(cfg)}
+    res = read_json(farm.store.get_or_build("best_of_n", key, build) / "best_of_n.json")
+    res["outputs"] = {int(k): v for k, v in res["outputs"].items()}
+    res["mean_reward"] = {int(k): v for k, v in res["mean_reward"].items()}
+    return res

@@ -1,0 +1,129 @@
+"""Quark (Lu et al., 2022), top-quantile variant: learn to write like your own best samples.
+
+Each round: sample from the policy (conditioned on the control tag ``[best]``) for fresh prompts,
+score with the reward model, bin the samples into ``n_bins`` reward quantiles (:func:`quantile_bins`),
+and train on the top bin only, after the tag, with the loss
+
+    NLL(top-bin response | [best] + prompt) + kl_coef * KL(policy(. | [best] + prompt) || SFT(. | prompt))
+
+summed over response tokens (full-vocabulary KL), with no entropy bonus. The data pool is reset
+after every rollout: a round trains only on its own samples. At test time sample with ``[best]``.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import torch
+from tqdm.auto import tqdm
+
+from farmlib.artifacts import write_json
+from farmlib.model import load_model
+from farmlib.ppo import masked_mean, rollout, score
+from farmlib.reward_model import load_reward_model
+from farmlib.world import format_prompt
+
+TAG = "[best] "
+
+
+@dataclass
+class QuarkConfig:
+    rounds: int = 4
+    prompts_per_round: int = 256
+    n_bins: int = 5
+    epochs: int = 2  # passes over each round's top bin
+    batch_size: int = 16
+    lr: float = 3e-4
+    kl_coef: float = 0.05
+    temperature: float = 1.0
+    split: str = "unlabeled"
+    seed: int = 0
+
+
+def quantile_bins(rewards: list[float], n_bins: int) -> list[int]:
+    """Bin index (0 = worst, ``n_bins - 1`` = best) of each reward by rank, equal-sized bins."""
+    order = sorted(range(len(rewards)), key=lambda i: rewards[i])
+    bins = [0] * len(rewards)
+    for rank, i in enumerate(order):
+        bins[i] = min(n_bins - 1, rank * n_bins // len(rewards))
+    return bins
+
+
+def _response_logits(model, seq, mask, n_query):
+    pos = (mask.cumsum(-1) - 1).clamp(min=0)
+    return model(input_ids=seq, attention_mask=mask, position_ids=pos).logits[:, n_query - 1:-1].float()
+
+
+def train(farm, rm_path: str, cfg: QuarkConfig | None = None) -> str:
+    cfg = cfg or QuarkConfig(**farm.profile.methods.get("quark", {}))
+    sft, tok, prof = farm.sft_model(), farm.tokenizer(), farm.profile
+
+    def build(work: Path) -> None:
+        torch.manual_seed(cfg.seed)
+        t0 = time.time()
+        policy, ref = load_model(sft, prof.device), load_model(sft, prof.device).requires_grad_(False)
+        rm = load_reward_model(rm_path, prof.device).requires_grad_(False)
+        opt = torch.optim.AdamW(policy.parameters(), lr=cfg.lr)
+        records = farm.splits()[cfg.split]
+        history = []
+        total = cfg.rounds * cfg.epochs * math.ceil(cfg.prompts_per_round / cfg.n_bins / cfg.batch_size)
+        step = 0
+        for rnd in tqdm(range(cfg.rounds), desc="quark", leave=False):
+            recs = [records[(rnd * cfg.prompts_per_round + i) % len(records)] for i in range(cfg.prompts_per_round)]
+            plain = [format_prompt(r["instruction"], r["input"]) for r in recs]
+            # rollout with the tag; the pool holds this round's samples only
+            policy.eval()
+            seq, mask, rmask, nq = rollout(policy, tok, [TAG + p for p in plain], cfg.temperature, prof.max_new_tokens)
+            with torch.no_grad():
+                r = score(rm, seq, mask).tolist()
+            bins = quantile_bins(r, cfg.n_bins)
+            top = [i for i, b in enumerate(bins) if b == cfg.n_bins - 1]
+            responses = [seq[i, nq:][rmask[i].bool()].tolist() for i in top]
+            # the same responses after the plain prompt, for the reference model's KL term
+            policy.train()
+            for _ in range(cfg.epochs):
+                for s in range(0, len(top), cfg.batch_size):
+                    ids = list(range(s, min(s + cfg.batch_size, len(top))))
+                    tagged = _batch(tok, [TAG + plain[top[i]] for i in ids], [responses[i] for i in ids])
+                    untagged = _batch(tok, [plain[top[i]] for i in ids], [responses[i] for i in ids])
+                    logits = _response_logits(policy, *tagged[:2], tagged[3])
+                    with torch.no_grad():
+                        ref_logits = _response_logits(ref, *untagged[:2], untagged[3])
+                    resp, rm_mask = tagged[0][:, tagged[3]:], tagged[2]
+                    logp = torch.log_softmax(logits, -1)
+                    nll = -masked_mean(logp.gather(-1, resp[..., None]).squeeze(-1), rm_mask)
+                    kl = masked_mean((logp.exp() * (logp - torch.log_softmax(ref_logits, -1))).sum(-1), rm_mask)
+                    loss = nll + cfg.kl_coef * kl
+                    for g in opt.param_groups:
+                        g["lr"] = cfg.lr * (1 - step / total)
+                    opt.zero_grad(set_to_none=True)
+                    loss.backward()
+                    torch.nn.utils.clip_grad_norm_(policy.parameters(), 1.0)
+                    opt.step()
+                    step += 1
+            history.append({"round": rnd + 1, "reward_mean": sum(r) / len(r),
+                            "reward_top_bin": sum(r[i] for i in top) / len(top), "nll": nll.item(),
+                            "kl": kl.item(), "seconds": time.time() - t0})
+        policy.eval()
+        policy.save_pretrained(work)
+        tok.save_pretrained(work)
+        write_json(work / "history.json", history)
+        write_json(work / "train_info.json", {"seconds": time.time() - t0})
+
+    return str(farm.store.get_or_build("quark", {"sft": farm.key(sft), "rm": farm.key(rm_path), **asdict(cfg)}, build))
+
+
+def _batch(tok, prompts: list[str], responses: list[list[int]]):
+    """Left-padded prompts + right-padded responses: (seq, mask, response mask, n_query)."""
+    enc = tok(prompts, return_tensors="pt", padding=True, add_special_tokens=False)
+    T = max(len(r) for r in responses)
+    resp = torch.full((len(responses), T), tok.pad_token_id)
+    rmask = torch.zeros((len(responses), T))
+    for i, r in enumerate(responses):
+        resp[i, :len(r)] = torch.tensor(r)
+        rmask[i, :len(r)] = 1
+    return (torch.cat([enc["input_ids"], resp], 1), torch.cat([enc["attention_mask"], rmask.long()], 1), rmask,
+            enc["input_ids"].size(1))

@@ -1,0 +1,40 @@
+"""Binary reward conditioning: SFT on both outputs, each after a control tag saying if it won.
+
+The winner is trained after ``[good]``, the loser after ``[bad]``; at test time the model is
+sampled with ``[good]`` (``farm.samples(..., prefix=GOOD)``). The tags are plain text, so the
+same code runs with any tokenizer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+from farmlib.profiles import TrainConfig
+from farmlib.world import format_prompt
+
+GOOD, BAD = "[good] ", "[bad] "
+
+
+@dataclass
+class RewardConditioningConfig:
+    annotator: str = "p_sim_ann"
+    epochs: float = 2.0
+    lr: float = 5e-4
+    batch_size: int = 32
+
+
+def conditioned_pairs(prefs: list[dict]) -> list[tuple[str, str]]:
+    """(tag + prompt, output) for the winner (``GOOD``) and the loser (``BAD``) of each pair."""
+    out = []
+    for r in prefs:
+        prompt = format_prompt(r["instruction"], r["input"])
+        out += [(GOOD + prompt, r[f"output_{r['preference']}"]), (BAD + prompt, r[f"output_{3 - r['preference']}"])]
+    return out
+
+
+def train(farm, cfg: RewardConditioningConfig | None = None) -> str:
+    cfg = cfg or RewardConditioningConfig(**farm.profile.methods.get("reward_conditioning", {}))
+    prefs = farm.preference_data(cfg.annotator)
+    train_cfg = TrainConfig(epochs=cfg.epochs, lr=cfg.lr, batch_size=cfg.batch_size)
+    return farm.finetune("reward_conditioning", {"method": asdict(cfg), "n": len(prefs)},
+                         conditioned_pairs(prefs), train_cfg)

@@ -1,0 +1,138 @@
+"""The surrogate reward model: a Bradley–Terry classifier initialised from the SFT model.
+
+For a pair where output ``w`` was preferred to ``l``, Bradley–Terry says
+``P(w > l) = sigmoid(r(x, w) - r(x, l))``; training minimises the negative log-likelihood
+(:func:`bt_loss`). ``r`` is a scalar head on the SFT transformer's last token
+(``AutoModelForSequenceClassification`` with one label), so it saves and loads like any HF model
+and serves PPO as the value model's initialisation.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+from tqdm.auto import tqdm
+from transformers import AutoModelForSequenceClassification
+
+from farmlib.artifacts import read_json, write_json
+from farmlib.profiles import TrainConfig
+from farmlib.sft import lr_at
+from farmlib.world import format_prompt
+
+
+@dataclass
+class RewardModelConfig:
+    annotator: str = "p_sim_ann"  # who labelled the pairs
+    epochs: float = 2.0
+    lr: float = 5e-4
+    batch_size: int = 32
+    seed: int = 0
+
+
+def bt_loss(r_chosen: torch.Tensor, r_rejected: torch.Tensor) -> torch.Tensor:
+    """Bradley–Terry negative log-likelihood: ``mean(-log sigmoid(r_w - r_l))``."""
+    return -F.logsigmoid(r_chosen - r_rejected).mean()
+
+
+def load_reward_model(path: str, device: str = "cpu"):
+    model = AutoModelForSequenceClassification.from_pretrained(path, num_labels=1)
+    return model.to(device).eval()
+
+
+def _texts(tokenizer, records: list[dict], key: str = "output") -> list[str]:
+    return [format_prompt(r["instruction"], r.get("input", "")) + r[key] + tokenizer.eos_token for r in records]
+
+
+def rewards(model, tokenizer, records: list[dict], key: str = "output", batch_size: int = 64,
+            max_length: int = 256) -> torch.Tensor:
+    """``r(x, y)`` for each record (``y = record[key]``), no grad."""
+    out = []
+    with torch.no_grad():
+        for i in range(0, len(records), batch_size):
+            out.append(_forward(model, tokenizer, _texts(tokenizer, records[i:i + batch_size], key), max_length))
+    return torch.cat(out) if out else torch.zeros(0)
+
+
+def _forward(model, tokenizer, texts: list[str], max_length: int) -> torch.Tensor:
+    device = next(model.parameters()).device
+    side, tokenizer.truncation_side = tokenizer.truncation_side, "left"
+    enc = tokenizer(texts, return_tensors="pt", padding=True, truncation=True, max_length=max_length,
+                    add_special_tokens=False).to(device)
+    tokenizer.truncation_side = side
+    return model(**enc).logits.squeeze(-1).float()
+
+
+def pairwise_accuracy(model, tokenizer, prefs: list[dict], max_length: int = 256) -> tuple[float, float]:
+    """Share of pairs where the preferred output gets the higher reward, and its standard error."""
+    r1, r2 = rewards(model, tokenizer, prefs, "output_1", max_length=max_length), \
+        rewards(model, tokenizer, prefs, "output_2", max_length=max_length)
+    hits = [(b > a) == (p["preference"] == 2) for a, b, p in zip(r1.tolist(), r2.tolist(), prefs)]
+    acc = sum(hits) / max(len(hits), 1)
+    return acc, math.sqrt(acc * (1 - acc) / max(len(hits), 1))
+
+
+def train(farm, cfg: RewardModelConfig | None = None) -> str:
+    """Fit the reward model on ``cfg.annotator``'s preference pairs; an artifact with ``metrics.json``."""
+    cfg = cfg or RewardModelConfig(**farm.profile.methods.get("reward_model", {}))
+    from farmlib.validation import sft_pairs
+
+    tr = farm.preference_data(cfg.annotator)
+    sft, tok, max_len = farm.sft_model(), farm.tokenizer(), farm.profile.model.max_length
+    held = sft_pairs(farm, split="val")  # pairs of SFT samples on instructions never trained on
+
+    def build(work: Path) -> None:
+        t0 = time.time()
+        model = AutoModelForSequenceClassification.from_pretrained(sft, num_labels=1)
+        model.config.pad_token_id = tok.pad_token_id
+        model.to(farm.profile.device).train()
+        opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr)
+        steps_per_epoch = math.ceil(len(tr) / cfg.batch_size)
+        total = int(steps_per_epoch * cfg.epochs)
+        sched = TrainConfig(lr=cfg.lr, warmup_ratio=0.05)
+        history = []
+        torch.manual_seed(cfg.seed)
+        order: list[int] = []
+        for step in tqdm(range(total), desc="reward model", leave=False, mininterval=2):
+            if step % steps_per_epoch == 0:
+                order = list(range(len(tr)))
+                random.Random(cfg.seed + step).shuffle(order)
+            batch = [tr[j] for j in order[(step % steps_per_epoch) * cfg.batch_size:][:cfg.batch_size]]
+            chosen = [dict(r, output=r[f"output_{r['preference']}"]) for r in batch]
+            rejected = [dict(r, output=r[f"output_{3 - r['preference']}"]) for r in batch]
+            r = _forward(model, tok, _texts(tok, chosen) + _texts(tok, rejected), max_len)
+            r_w, r_l = r[: len(batch)], r[len(batch):]
+            loss = bt_loss(r_w, r_l)
+            for g in opt.param_groups:
+                g["lr"] = lr_at(step, total, sched)
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            opt.step()
+            history.append({"step": step, "epoch": step / steps_per_epoch, "loss": loss.item(),
+                            "accuracy": (r_w > r_l).float().mean().item(), "seconds": time.time() - t0})
+        model.eval()
+        val = farm.annotator(cfg.annotator, seed=1).annotate_pairs(held, seed=1)
+        val = [r for r in val if r["preference"] in (1, 2)]
+        acc, se = pairwise_accuracy(model, tok, val, max_len)
+        true_r = [[farm.world.true_reward(r["instruction"], r["input"], r[f"output_{k}"]) for k in (1, 2)] for r in held]
+        truth = [dict(r, preference=1 if a > b else 2) for r, (a, b) in zip(held, true_r) if a != b]  # R*'s labels
+        acc_true, se_true = pairwise_accuracy(model, tok, truth, max_len)
+        model.save_pretrained(work)
+        tok.save_pretrained(work)
+        write_json(work / "history.json", history)
+        write_json(work / "metrics.json", {"val_accuracy": acc, "val_se": se, "n_val": len(val),
+                                           "val_accuracy_true": acc_true, "val_se_true": se_true,
+                                           "n_val_true": len(truth), "n_train": len(tr),
+                                           "seconds": time.time() - t0})
+
+    return str(farm.store.get_or_build("reward_model", {"sft": farm.key(sft), "n": len(tr), **asdict(cfg)}, build))
+
+
+def metrics(path: str) -> dict:
+    return read_json(Path(path) / "metrics.json")
