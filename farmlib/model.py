@@ -62,10 +62,29 @@ def new_model(cfg: ModelConfig, tokenizer) -> LlamaForCausalLM:
     return LlamaForCausalLM(config)
 
 
-def load_model(path_or_name: str | Path, device: str = "cpu", dtype: torch.dtype | None = None):
-    """Any saved or hub causal LM, in eval mode on ``device``."""
+def load_model(path_or_name: str | Path, device: str = "cpu", dtype: torch.dtype | None = None,
+               load_in_4bit: bool = False):
+    """Any saved or hub causal LM, in eval mode on ``device`` (4-bit weights need bitsandbytes and a GPU)."""
+    if load_in_4bit:
+        from transformers import BitsAndBytesConfig
+
+        q = BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_compute_dtype=torch.bfloat16, bnb_4bit_quant_type="nf4")
+        return AutoModelForCausalLM.from_pretrained(str(path_or_name), quantization_config=q, device_map=device).eval()
     model = AutoModelForCausalLM.from_pretrained(str(path_or_name), dtype=dtype or torch.float32)
     return model.to(device).eval()
+
+
+def with_lora(model, r: int, alpha: int | None = None, dropout: float = 0.05):
+    """Wrap ``model`` with LoRA adapters of rank ``r`` on every linear layer (peft); only they train."""
+    from peft import LoraConfig, get_peft_model
+
+    cfg = LoraConfig(r=r, lora_alpha=alpha or 2 * r, lora_dropout=dropout, target_modules="all-linear",
+                     task_type="CAUSAL_LM")
+    return get_peft_model(model, cfg)
+
+
+def n_trainable(model: torch.nn.Module) -> int:
+    return sum(p.numel() for p in model.parameters() if p.requires_grad)
 
 
 def n_params(model: torch.nn.Module) -> int:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from farmlib.artifacts import ArtifactStore, read_json, runs_root, write_json
 from farmlib.data import SPLITS, load_alpaca_farm, make_splits
-from farmlib.model import load_model, load_tokenizer, new_model, train_tokenizer
+from farmlib.model import load_model, load_tokenizer, n_trainable, new_model, train_tokenizer, with_lora
 from farmlib.profiles import Profile, get_profile
 from farmlib.sampling import respond
 from farmlib.sft import train_lm
@@ -97,7 +97,8 @@ class Farm:
         def build(work: Path) -> None:
             model = new_model(p.model, self.tokenizer())
             docs = self.world.corpus(p.pretrain_docs, seed=1)
-            self._train_and_save(model, [("", d) for d in docs], p.pretrain, work, "pretrain base", docs=len(docs))
+            self._train_and_save(model, [("", d) for d in docs], p.pretrain, work, "pretrain base", lora=False,
+                                 docs=len(docs))
 
         return str(self.store.get_or_build("base", cfg, build))
 
@@ -109,6 +110,8 @@ class Farm:
         train = train or p.sft
         cfg = {"start": self.key(start), "splits": list(splits), "data": self._splits_config(),
                "train": dataclasses.asdict(train), "max_length": p.model.max_length}
+        if p.model.lora_r:
+            cfg["lora_r"] = p.model.lora_r
 
         def build(work: Path) -> None:
             model = load_model(start, p.device).train()
@@ -118,11 +121,17 @@ class Farm:
 
         return str(self.store.get_or_build("sft", cfg, build))
 
-    def _train_and_save(self, model, pairs, cfg, work: Path, desc: str, **info) -> None:
+    def _train_and_save(self, model, pairs, cfg, work: Path, desc: str, lora: bool = True, **info) -> None:
         """Train with ``train_lm`` in ``work`` (resumable), then save model, tokenizer and history."""
         t0 = time.time()
+        lora = self.profile.model.lora_r if lora else 0
+        if lora:  # train adapters only, then merge them so the artifact is a plain model
+            model = with_lora(model, lora)
+            info["trainable_params"] = n_trainable(model)
         hist = train_lm(model, self.tokenizer(), pairs, cfg, work, self.profile.model.max_length,
                         self.profile.device, desc=desc)
+        if lora:
+            model = model.merge_and_unload()
         model.save_pretrained(work)
         self.tokenizer().save_pretrained(work)
         write_json(work / "history.json", hist)
@@ -230,6 +239,8 @@ class Farm:
         """A model fine-tuned from ``start`` (default: SFT) on (prompt, completion) pairs; an artifact."""
         start = start or self.sft_model()
         cfg = {"start": self.key(start), "train": dataclasses.asdict(train), **config}
+        if self.profile.model.lora_r:
+            cfg["lora_r"] = self.profile.model.lora_r
 
         def build(work: Path) -> None:
             model = load_model(start, self.profile.device).train()

@@ -20,6 +20,8 @@ class ModelConfig:
     num_heads: int = 4
     intermediate_size: int = 384
     vocab_size: int = 2048
+    lora_r: int = 0  # > 0: fine-tune LoRA adapters of this rank (peft) instead of all weights
+    load_in_4bit: bool = False  # QLoRA-style 4-bit base weights (bitsandbytes, GPU only)
     max_length: int = 256
 
 
@@ -75,6 +77,9 @@ PROFILES: dict[str, Profile] = {
                           vocab_size=512, max_length=192),
         pretrain_docs=300, pretrain=TrainConfig(epochs=2, lr=3e-3, batch_size=16),
         sft=TrainConfig(epochs=6, lr=3e-3, batch_size=16), max_new_tokens=24,
+        methods={"ppo": {"steps": 4, "rollout_batch": 8, "minibatch": 4, "n_eval_prompts": 8, "eval_every": 2},
+                 "quark": {"rounds": 2, "prompts_per_round": 20, "batch_size": 4},
+                 "best_of_n": {"n_max": 4}, "expert_iteration": {"n": 2, "n_prompts": 20}},
     ),
     # the book's default: minutes on a 2-core laptop, offline
     "tiny": Profile(
@@ -87,14 +92,14 @@ PROFILES: dict[str, Profile] = {
     # one GPU, real Alpaca data, a small open model
     "small": Profile(
         name="small", data="alpaca_farm", scale=1.0,
-        model=ModelConfig(pretrained="EleutherAI/pythia-410m", max_length=512),
+        model=ModelConfig(pretrained="EleutherAI/pythia-410m", max_length=512, lora_r=16),
         sft=TrainConfig(epochs=3, lr=2e-5, batch_size=16, weight_decay=0.0),
         max_new_tokens=300, gen_batch_size=32, device="cuda",
     ),
     # the paper's setup: LLaMA 7B on the real splits
     "paper": Profile(
         name="paper", data="alpaca_farm", scale=1.0,
-        model=ModelConfig(pretrained="huggyllama/llama-7b", max_length=512),
+        model=ModelConfig(pretrained="huggyllama/llama-7b", max_length=512, lora_r=16, load_in_4bit=True),
         sft=TrainConfig(epochs=3, lr=2e-5, batch_size=128, warmup_ratio=0.03),
         max_new_tokens=300, gen_batch_size=16, device="cuda",
     ),

@@ -39,3 +39,27 @@ def test_artifact_keys_do_not_depend_on_the_working_directory(micro_farm, monkey
     monkeypatch.chdir(micro_farm.root.parent)
     relative = Farm("micro", root=micro_farm.root.name)
     assert Path(relative.sft_model()).resolve() == Path(micro_farm.sft_model()).resolve()
+
+
+def test_lora_finetuning_on_the_tiny_model(micro_farm):
+    import dataclasses
+    import json
+
+    from farmlib import Farm
+    from farmlib.model import n_params
+
+    prof = get_profile("micro")
+    prof = dataclasses.replace(prof, model=dataclasses.replace(prof.model, lora_r=4))
+    farm = Farm(prof, root=micro_farm.root)  # shares the base and tokenizer, not the SFT model
+    path = farm.finetune("lora_test", {}, [(format_prompt("Say hi.", ""), "hi")] * 8, prof.sft)
+    info = json.loads((Path(path) / "train_info.json").read_text())
+    model = farm.load(path)  # merged back into a plain model
+    assert 0 < info["trainable_params"] < n_params(model) / 2
+    assert Path(farm.sft_model()) != Path(micro_farm.sft_model())
+
+
+def test_scale_profiles_resolve_without_downloading():
+    for name in ("small", "paper"):
+        p = get_profile(name)
+        assert p.model.pretrained and p.model.lora_r > 0 and p.data == "alpaca_farm"
+    assert get_profile("paper").model.load_in_4bit
