@@ -58,8 +58,6 @@ def test_lora_finetuning_on_the_tiny_model(micro_farm):
     assert Path(farm.sft_model()) != Path(micro_farm.sft_model())
 
 
-def test_scale_profiles_resolve_without_downloading():
-    for name in ("small", "paper"):
-        p = get_profile(name)
-        assert p.model.pretrained and p.model.lora_r > 0 and p.data == "alpaca_farm"
-    assert get_profile("paper").model.load_in_4bit
+def test_scale_profiles_switch_on_lora_and_4bit():
+    assert all(get_profile(n).model.lora_r > 0 for n in ("small", "paper"))
+    assert get_profile("paper").model.load_in_4bit and not get_profile("tiny").model.lora_r
