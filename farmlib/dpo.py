@@ -57,6 +57,25 @@ def quiet(trainer, desc: str):
     return trainer
 
 
+def run_trl(farm, sft: str, work: Path, config_cls, trainer_cls, cfg, data, desc: str) -> None:
+    """Train a TRL preference trainer (DPO, KTO) from ``sft`` against a frozen SFT reference; save the
+    model, tokenizer and TRL's log (``history.json``) into ``work``."""
+    tok, prof = farm.tokenizer(), farm.profile
+    args = config_cls(
+        output_dir=str(work / "trl"), beta=cfg.beta, num_train_epochs=cfg.epochs, learning_rate=cfg.lr,
+        per_device_train_batch_size=cfg.batch_size, lr_scheduler_type="cosine", warmup_steps=0.05,
+        logging_steps=1, save_strategy="no", report_to=[], seed=cfg.seed, use_cpu=prof.device == "cpu",
+        max_length=prof.model.max_length, disable_tqdm=True, bf16=False,
+    )
+    model = load_model(sft, prof.device).train()
+    trainer = quiet(trainer_cls(model=model, ref_model=load_model(sft, prof.device), args=args,
+                                train_dataset=data, processing_class=tok), desc)
+    trainer.train()
+    model.save_pretrained(work)
+    tok.save_pretrained(work)
+    write_json(work / "history.json", [h for h in trainer.state.log_history if "loss" in h])
+
+
 def train(farm, cfg: DPOMethodConfig | None = None) -> str:
     """DPO from the SFT model on the annotator's pairs; the artifact keeps TRL's log as ``history.json``."""
     cfg = cfg or DPOMethodConfig(**farm.profile.methods.get("dpo", {}))
@@ -71,19 +90,7 @@ def train(farm, cfg: DPOMethodConfig | None = None) -> str:
             "prompt": format_prompt(r["instruction"], r["input"]),
             "chosen": r[f"output_{r['preference']}"] + tok.eos_token,
             "rejected": r[f"output_{3 - r['preference']}"] + tok.eos_token} for r in prefs])
-        args = DPOConfig(
-            output_dir=str(work / "trl"), beta=cfg.beta, num_train_epochs=cfg.epochs, learning_rate=cfg.lr,
-            per_device_train_batch_size=cfg.batch_size, lr_scheduler_type="cosine", warmup_steps=0.05,
-            logging_steps=1, save_strategy="no", report_to=[], seed=cfg.seed, use_cpu=farm.profile.device == "cpu",
-            max_length=farm.profile.model.max_length, disable_tqdm=True, bf16=False,
-        )
-        model = load_model(sft, farm.profile.device).train()
-        trainer = quiet(DPOTrainer(model=model, ref_model=load_model(sft, farm.profile.device), args=args,
-                                   train_dataset=data, processing_class=tok), "dpo")
-        trainer.train()
-        model.save_pretrained(work)
-        tok.save_pretrained(work)
-        write_json(work / "history.json", [h for h in trainer.state.log_history if "loss" in h])
+        run_trl(farm, sft, work, DPOConfig, DPOTrainer, cfg, data, "dpo")
         write_json(work / "train_info.json", {"seconds": time.time() - t0, "pairs": len(prefs)})
 
     return str(farm.store.get_or_build("dpo", {"sft": farm.key(sft), "n": len(prefs), **asdict(cfg)}, build))

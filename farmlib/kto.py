@@ -12,8 +12,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from farmlib.artifacts import write_json
-from farmlib.dpo import quiet
-from farmlib.model import load_model
+from farmlib.dpo import run_trl
 from farmlib.world import format_prompt
 
 
@@ -41,19 +40,7 @@ def train(farm, cfg: KTOMethodConfig | None = None) -> str:
             prompt = format_prompt(r["instruction"], r["input"])
             rows += [{"prompt": prompt, "completion": r[f"output_{r['preference']}"] + tok.eos_token, "label": True},
                      {"prompt": prompt, "completion": r[f"output_{3 - r['preference']}"] + tok.eos_token, "label": False}]
-        args = KTOConfig(
-            output_dir=str(work / "trl"), beta=cfg.beta, num_train_epochs=cfg.epochs, learning_rate=cfg.lr,
-            per_device_train_batch_size=cfg.batch_size, lr_scheduler_type="cosine", warmup_steps=0.05,
-            logging_steps=1, save_strategy="no", report_to=[], seed=cfg.seed, use_cpu=farm.profile.device == "cpu",
-            max_length=farm.profile.model.max_length, disable_tqdm=True, bf16=False,
-        )
-        model = load_model(sft, farm.profile.device).train()
-        trainer = quiet(KTOTrainer(model=model, ref_model=load_model(sft, farm.profile.device), args=args,
-                                   train_dataset=Dataset.from_list(rows), processing_class=tok), "kto")
-        trainer.train()
-        model.save_pretrained(work)
-        tok.save_pretrained(work)
-        write_json(work / "history.json", [h for h in trainer.state.log_history if "loss" in h])
+        run_trl(farm, sft, work, KTOConfig, KTOTrainer, cfg, Dataset.from_list(rows), "kto")
         write_json(work / "train_info.json", {"seconds": time.time() - t0, "examples": len(rows)})
 
     return str(farm.store.get_or_build("kto", {"sft": farm.key(sft), "n": len(prefs), **asdict(cfg)}, build))
