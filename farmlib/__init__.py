@@ -1,10 +1,30 @@
-"""farmlib: AlpacaFarm as a small, readable library (world, data, models, evaluation)."""
+"""farmlib: AlpacaFarm as a small, readable library (world, data, models, evaluation).
 
-from farmlib.pipeline import Farm
-from farmlib.profiles import PROFILES, Profile, get_profile
-from farmlib.win_rate import WinRate, leaderboard, win_rate
-from farmlib.world import DEMONSTRATOR, EXPERT, REFERENCE, FarmWorld, Writer, format_prompt
+Names are imported on first use, so ``farm --help`` or a bad argument answers at once instead of
+after torch and transformers load.
+"""
 
-__all__ = ["Farm", "FarmWorld", "Writer", "DEMONSTRATOR", "REFERENCE", "EXPERT", "PROFILES",
-           "Profile", "get_profile", "WinRate", "leaderboard", "win_rate", "format_prompt"]
+from __future__ import annotations
+
+import importlib
+
+_WHERE = {
+    "Farm": "farmlib.pipeline",
+    "PROFILES": "farmlib.profiles", "Profile": "farmlib.profiles", "get_profile": "farmlib.profiles",
+    "WinRate": "farmlib.win_rate", "leaderboard": "farmlib.win_rate", "win_rate": "farmlib.win_rate",
+    "FarmWorld": "farmlib.world", "Writer": "farmlib.world", "DEMONSTRATOR": "farmlib.world",
+    "REFERENCE": "farmlib.world", "EXPERT": "farmlib.world", "format_prompt": "farmlib.world",
+}
+
+__all__ = sorted(_WHERE)
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str):
+    if name in _WHERE:
+        module = importlib.import_module(_WHERE[name])
+        for n, m in _WHERE.items():  # bind them all: importing farmlib.win_rate rebinds farmlib.win_rate
+            if m == _WHERE[name]:
+                globals()[n] = getattr(module, n)
+        return globals()[name]
+    raise AttributeError(f"module 'farmlib' has no attribute {name!r}")

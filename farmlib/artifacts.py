@@ -1,9 +1,12 @@
 """Artifacts on disk, keyed by the hash of the config that made them.
 
-``runs/<profile>/<kind>/<hash>/`` holds one finished artifact and its ``_artifact.json`` (the config that made it). A build
-works in ``<hash>.partial/`` (where a trainer may leave checkpoints to resume from) and is
-renamed into place only when complete, so an interrupted build never looks finished and a
-rerun picks up where it stopped. A file lock keeps two processes from building the same thing.
+``runs/<profile>/<kind>/<hash>/`` holds one finished artifact, its ``_artifact.json`` (the config
+that made it) and ``_files.json`` (each file's size and SHA-256). A build works in
+``<hash>.partial/`` (where a trainer may leave checkpoints to resume from) and is renamed into
+place only when complete, so an interrupted build never looks finished and a rerun picks up where
+it stopped. A file lock keeps two processes from building the same thing. An artifact is checked
+against ``_files.json`` when it is handed out; a damaged one is moved aside (nothing is deleted)
+and built again.
 """
 
 from __future__ import annotations
@@ -13,12 +16,17 @@ import hashlib
 import json
 import os
 import shutil
+import sys
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 #: Bump when a change to farmlib changes what an artifact contains.
 ARTIFACT_VERSION = 1
+#: Files above this size are checked by size only (hashing a 7B model at every hand-out is slow).
+HASH_LIMIT = 256 * 2**20
+MANIFEST = "_files.json"
 
 
 def config_hash(config: dict) -> str:
@@ -43,11 +51,51 @@ def _locked(path: Path) -> Iterator[None]:
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(2**20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def manifest(folder: Path) -> dict[str, dict]:
+    """``{relative path: {"size", "sha256"}}`` of every file in an artifact folder."""
+    out = {}
+    for p in sorted(folder.rglob("*")):
+        rel = p.relative_to(folder).as_posix()
+        if p.is_file() and rel not in (MANIFEST, "_DONE"):
+            size = p.stat().st_size
+            out[rel] = {"size": size, "sha256": _sha256(p) if size <= HASH_LIMIT else None}
+    return out
+
+
+def damage(folder: Path) -> str | None:
+    """Why ``folder`` no longer matches its manifest (None: intact, or written before manifests)."""
+    try:
+        files = json.loads((folder / MANIFEST).read_text())
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as e:
+        return f"{MANIFEST} unreadable ({e})"
+    for rel, want in files.items():
+        p = folder / rel
+        if not p.is_file():
+            return f"{rel} is missing"
+        size = p.stat().st_size
+        if size != want["size"]:
+            return f"{rel} has {size} bytes, {want['size']} were written"
+        if want.get("sha256") and _sha256(p) != want["sha256"]:
+            return f"{rel} does not match its SHA-256"
+    return None
+
+
 class ArtifactStore:
     """Get-or-build of artifacts for one profile."""
 
     def __init__(self, root: str | Path):
         self.root = Path(root)
+        self._verified: set[Path] = set()  # checked once per process
 
     def path(self, kind: str, config: dict) -> Path:
         return self.root / kind / config_hash(config)
@@ -58,27 +106,46 @@ class ArtifactStore:
     def get_or_build(self, kind: str, config: dict, build: Callable[[Path], None]) -> Path:
         """Return the artifact's folder, calling ``build(workdir)`` first if it is missing."""
         final = self.path(kind, config)
-        if (final / "_DONE").exists():
+        if (final / "_DONE").exists() and self._intact(final, repair=False):
             return final
         with _locked(final.with_name(final.name + ".lock")):
-            if (final / "_DONE").exists():  # built by another process meanwhile
+            if (final / "_DONE").exists() and self._intact(final, repair=True):  # built by another process meanwhile
                 return final
             work = final.with_name(final.name + ".partial")
             work.mkdir(parents=True, exist_ok=True)
             build(work)
             (work / "_artifact.json").write_text(json.dumps(config, indent=2, sort_keys=True, default=str))
+            write_json(work / MANIFEST, manifest(work))
             (work / "_DONE").write_text("")
             if final.exists():
                 shutil.rmtree(final)
             os.replace(work, final)
+            self._verified.add(final)
         return final
+
+    def _intact(self, final: Path, repair: bool) -> bool:
+        """Check a finished artifact against its manifest; with ``repair`` (under the lock) move a
+        damaged one aside, kept for inspection, so that the caller builds it again."""
+        if final in self._verified:
+            return True
+        why = damage(final)
+        if why is None:
+            self._verified.add(final)
+            return True
+        if not repair:
+            return False
+        aside = final.with_name(f"{final.name}.damaged-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}")
+        os.replace(final, aside)
+        print(f"artifact {final} is damaged ({why}); moved to {aside.name} and building it again",
+              file=sys.stderr, flush=True)
+        return False
 
 
 def write_json(path: str | Path, obj) -> None:
     """Write JSON atomically (temp file + rename)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")  # per process: two writers never share it
     tmp.write_text(json.dumps(obj, indent=1, default=str))
     os.replace(tmp, path)
 

@@ -2,20 +2,37 @@
 
 Notebooks in ``notebooks/`` are committed without outputs; their executed copies go to
 ``book/chapters/`` (a build product) and ``_toc.yml`` points at those. Artifacts are cached
-under ``runs/<profile>/``, so a warm rebuild only re-executes cheap cells.
+under ``runs/<profile>/``, so a warm rebuild only re-executes cheap cells and a failed build
+resumes where it stopped.
 """
 
 from __future__ import annotations
 
+import ast
+import fcntl
 import os
 import subprocess
 import sys
+import tempfile
+import threading
 import time
+from collections.abc import Callable
+from contextlib import contextmanager
 from pathlib import Path
 
-from farmlib.artifacts import write_json
+from farmlib.artifacts import read_json, write_json
+from farmlib.progress import ENV as PROGRESS_ENV
+from farmlib.progress import latest
 
 EXECUTED = Path("book") / "chapters"
+
+
+class BookError(RuntimeError):
+    """Bad input the user can fix; its message is one complete line."""
+
+
+class ChapterFailed(BookError):
+    """A chapter's cell raised; the message says where, what, and what to do next."""
 
 
 def chapters(root: Path) -> list[Path]:
@@ -23,14 +40,106 @@ def chapters(root: Path) -> list[Path]:
     return sorted((root / "notebooks").glob("[0-9]*.ipynb"))
 
 
-def execute_notebook(src: Path, dst: Path, parameters: dict, cwd: Path | None = None) -> float:
-    """Run one notebook with papermill; returns seconds taken. Raises if a cell fails."""
+# -- parameters ---------------------------------------------------------------------------------
+def notebook_parameters(src: Path) -> dict[str, object]:
+    """The notebook's parameters cell as ``{name: default value}``."""
+    import papermill as pm
+
+    out = {}
+    for name, p in pm.inspect_notebook(str(src)).items():
+        try:
+            out[name] = ast.literal_eval(p["default"])
+        except (ValueError, SyntaxError):
+            out[name] = None  # an expression: any value is accepted
+    return out
+
+
+def _type_name(v) -> str:
+    return type(v).__name__
+
+
+def check_parameters(src: Path, params: dict) -> None:
+    """Raise ``BookError`` (one line) unless every parameter exists in ``src`` with the default's type."""
+    defaults = notebook_parameters(src)
+    valid = ", ".join(f"{k} ({_type_name(v)})" for k, v in defaults.items())
+    for name, value in params.items():
+        if name not in defaults:
+            raise BookError(f"{src.stem} has no parameter {name!r}; its parameters are: {valid}")
+        want = defaults[name]
+        if want is None or value is None:
+            continue
+        ok = isinstance(value, type(want)) or (isinstance(want, float) and isinstance(value, int))
+        if isinstance(want, int) and isinstance(value, bool) != isinstance(want, bool):
+            ok = False
+        if not ok:
+            raise BookError(f"{src.stem}: parameter {name} expects {_type_name(want)} (default {want!r}), "
+                            f"got {value!r}; its parameters are: {valid}")
+    if "profile" in params:
+        from farmlib.profiles import PROFILES
+
+        if params["profile"] not in PROFILES:
+            raise BookError(f"unknown profile {params['profile']!r}; choose from {', '.join(sorted(PROFILES))}")
+
+
+# -- execution ----------------------------------------------------------------------------------
+def _engine():
+    """A papermill engine that reports each cell it starts to ``on_cell(index, total)``."""
+    from papermill.engines import NBClientEngine, papermill_engines
+
+    class FarmEngine(NBClientEngine):
+        @classmethod
+        def execute_managed_notebook(cls, nb_man, kernel_name, on_cell=None, **kwargs):
+            if on_cell is not None:
+                start, total = nb_man.cell_start, len(nb_man.nb.cells)
+
+                def cell_start(cell, cell_index=None, **kw):
+                    on_cell(cell_index or 0, total)
+                    return start(cell, cell_index, **kw)
+
+                nb_man.cell_start = cell_start
+            return super().execute_managed_notebook(nb_man, kernel_name, **kwargs)
+
+    papermill_engines.register("farm", FarmEngine)
+    return "farm"
+
+
+def _failure(src: Path, dst: Path, err) -> ChapterFailed:
+    """What the user needs when a chapter fails: where, what, where the traceback is, what next."""
+    import nbformat
+
+    first = ""
+    try:
+        nb = nbformat.read(dst, as_version=4)
+        added = {"injected-parameters", "papermill-error-cell-tag"}  # cells papermill inserted
+        cells = [c for c in nb.cells if not added & set(c.metadata.get("tags", []))]
+        for i, c in enumerate(cells):  # numbered as in the source notebook
+            if c.get("metadata", {}).get("papermill", {}).get("exception"):
+                lines = [ln for ln in c.source.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
+                first = f"cell {i + 1}: `{lines[0].strip() if lines else ''}`\n  "
+                break
+    except Exception:  # noqa: BLE001 - the message is still useful without the cell
+        pass
+    what = f"{err.ename}: {err.evalue}" if hasattr(err, "ename") else f"{type(err).__name__}: {err}"
+    return ChapterFailed(f"chapter {src.stem} failed at {first}{what}\n"
+                     f"  the executed notebook with the full traceback: {dst}\n"
+                     f"  fix the cause and rerun: every artifact already built is reused, so it resumes here")
+
+
+def execute_notebook(src: Path, dst: Path, parameters: dict, cwd: Path | None = None,
+                     on_cell: Callable[[int, int], None] | None = None) -> float:
+    """Run one notebook with papermill; returns seconds taken. Raises ``BookError`` if a cell fails."""
     import papermill as pm
 
     dst.parent.mkdir(parents=True, exist_ok=True)
     t0 = time.time()
-    pm.execute_notebook(str(src), str(dst), parameters=parameters, kernel_name="python3",
-                        cwd=str(cwd or src.parent.parent), progress_bar=False, log_output=False)
+    try:
+        pm.execute_notebook(str(src), str(dst), parameters=parameters, kernel_name="python3",
+                            cwd=str(cwd or src.parent.parent), progress_bar=False, log_output=False,
+                            engine_name=_engine(), on_cell=on_cell,
+                            # a local kernel on loopback: its TCP-encryption warning is noise here
+                            extra_arguments=["--IPKernelApp.log_level=ERROR"])
+    except pm.PapermillExecutionError as e:
+        raise _failure(src, dst, e) from None
     _hide_default_parameters(dst)
     return time.time() - t0
 
@@ -48,29 +157,152 @@ def _hide_default_parameters(path: Path) -> None:
         nbformat.write(nb, path)
 
 
+# -- the status line ------------------------------------------------------------------------------
+def _clock(s: float) -> str:
+    s = int(s)
+    return f"{s // 60}:{s % 60:02d}"
+
+
+class Status:
+    """One status line for a build: chapter i/n, cell k/m, elapsed, the kernel's progress bar, ETA.
+
+    On a terminal the line is redrawn in place twice a second; elsewhere (CI, a log file) a line is
+    printed when a chapter starts and at most every ``every`` seconds while it runs.
+    """
+
+    def __init__(self, n_chapters: int, estimate: float | None = None, stream=None, every: float = 30.0):
+        self.stream = stream or sys.stdout
+        self.tty = self.stream.isatty()
+        self.n, self.estimate, self.every = n_chapters, estimate, every
+        self.t_book = time.time()
+        self.i, self.name, self.cell, self.cells, self.t_chapter = 0, "", 0, 0, time.time()
+        self.progress_file = Path(tempfile.mkstemp(prefix="farm-progress-", suffix=".txt")[1])
+        self._stop = threading.Event()
+        self._last_print = 0.0
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+
+    def __enter__(self):
+        os.environ[PROGRESS_ENV] = str(self.progress_file)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+        os.environ.pop(PROGRESS_ENV, None)
+        self.progress_file.unlink(missing_ok=True)
+        if self.tty:
+            self.stream.write("\r\033[K")
+            self.stream.flush()
+
+    def chapter(self, i: int, name: str) -> None:
+        self.i, self.name, self.cell, self.cells, self.t_chapter = i, name, 0, 0, time.time()
+        self.progress_file.write_text("")
+        self._last_print = 0.0
+        self.render(force=True)
+
+    def on_cell(self, index: int, total: int) -> None:
+        self.cell, self.cells = index + 1, total
+
+    def done(self, message: str) -> None:
+        """A permanent line (a finished chapter)."""
+        if self.tty:
+            self.stream.write("\r\033[K")
+        self.stream.write(message + "\n")
+        self.stream.flush()
+
+    def line(self) -> str:
+        now = time.time()
+        parts = [f"[{self.i}/{self.n}] {self.name}"]
+        if self.cells:
+            parts.append(f"cell {self.cell}/{self.cells}")
+        parts.append(_clock(now - self.t_chapter))
+        bar = latest(self.progress_file)
+        if bar:
+            parts.append(bar)
+        if self.n > 1:
+            book = f"book {_clock(now - self.t_book)}"
+            parts.append(book + (f" of ~{_clock(self.estimate)}" if self.estimate else ""))
+        return " | ".join(parts)
+
+    def render(self, force: bool = False) -> None:
+        if self.tty:
+            width = os.get_terminal_size(self.stream.fileno()).columns
+            self.stream.write("\r\033[K" + self.line()[: width - 1 if width >= 40 else 200])
+            self.stream.flush()
+        elif force or time.time() - self._last_print >= self.every:
+            self._last_print = time.time()
+            self.stream.write(self.line() + "\n")
+            self.stream.flush()
+
+    def _loop(self) -> None:
+        while not self._stop.wait(0.5):
+            self.render()
+
+
+@contextmanager
+def _book_lock(path: Path):
+    """One ``farm book`` per runs folder and profile at a time; a second one waits, then reuses."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w") as fh:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            print(f"another `farm book` is building with {path.parent}; waiting for it to finish", flush=True)
+            fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
 def build_book(profile: str = "tiny", root: str | Path = ".", html: bool = True,
                only: list[str] | None = None, parameters: dict | None = None) -> dict[str, float]:
-    """Execute the chapters for ``profile`` and build ``_build/html``; returns seconds per step."""
+    """Execute the chapters for ``profile`` and build ``_build/html``; returns seconds per step.
+
+    Raises ``BookError`` with a message for the user when a chapter fails or the input is wrong.
+    """
+    from farmlib.profiles import PROFILES
+
+    if profile not in PROFILES:
+        raise BookError(f"unknown profile {profile!r}; choose from {', '.join(sorted(PROFILES))}")
     root = Path(root).resolve()
     os.environ.setdefault("FARM_RUNS", str(root / "runs"))
-    times: dict[str, float] = {}
+    runs = Path(os.environ["FARM_RUNS"]) / profile
     todo = [c for c in chapters(root) if not only or any(o in c.stem for o in only)]
-    for i, nb in enumerate(todo, 1):
-        print(f"[{i}/{len(todo)}] executing {nb.name} (profile={profile})", flush=True)
-        times[nb.stem] = execute_notebook(nb, root / EXECUTED / nb.name,
-                                          {"profile": profile, **(parameters or {})}, cwd=root)
-        print(f"      {times[nb.stem]:.1f} s", flush=True)
-    if html:
-        print("building HTML with Jupyter Book", flush=True)
-        t0 = time.time()
-        cmd = [sys.executable, "-c", "from jupyter_book.cli.main import main; main()",
-               "build", str(root), "--quiet"]
-        index = root / "_build" / "html" / "index.html"
-        proc = subprocess.run(cmd, cwd=root)
-        if proc.returncode != 0 or not index.exists():
-            raise RuntimeError(f"jupyter-book build failed (exit {proc.returncode}); see the log above")
-        times["html"] = time.time() - t0
-        print(f"      {times['html']:.1f} s -> {root / '_build' / 'html' / 'index.html'}", flush=True)
+    if not todo:
+        raise BookError(f"no chapter in {root / 'notebooks'} matches {only}")
+    params = {"profile": profile, **(parameters or {})}
+    for nb in todo:
+        check_parameters(nb, params)
+    last = runs / "metrics" / "build_times.json"
+    estimate = None
+    if last.exists():
+        prev = read_json(last)
+        known = [prev[c.stem] for c in todo if c.stem in prev]
+        if len(known) == len(todo):
+            estimate = sum(known) + (prev.get("html", 0.0) if html else 0.0)
+
+    times: dict[str, float] = {}
+    with _book_lock(runs / ".book.lock"), Status(len(todo), estimate) as status:
+        for i, nb in enumerate(todo, 1):
+            status.chapter(i, nb.stem)
+            times[nb.stem] = execute_notebook(nb, root / EXECUTED / nb.name, params, cwd=root,
+                                              on_cell=status.on_cell)
+            status.done(f"[{i}/{len(todo)}] {nb.stem}: {times[nb.stem]:.1f} s")
+        if html:
+            status.chapter(len(todo), "building HTML with Jupyter Book")
+            t0 = time.time()
+            cmd = [sys.executable, "-c", "from jupyter_book.cli.main import main; main()",
+                   "build", str(root), "--quiet"]
+            index = root / "_build" / "html" / "index.html"
+            proc = subprocess.run(cmd, cwd=root, capture_output=True, text=True)
+            if proc.returncode != 0 or not index.exists():
+                log = (proc.stdout + proc.stderr).strip().splitlines()[-15:]
+                raise ChapterFailed("jupyter-book build failed (exit {}):\n  {}".format(proc.returncode, "\n  ".join(log)))
+            times["html"] = time.time() - t0
+            status.done(f"HTML: {times['html']:.1f} s -> {index}")
     times["total"] = sum(times.values())
-    write_json(Path(os.environ["FARM_RUNS"]) / profile / "metrics" / "build_times.json", times)
+    if only is None and parameters is None:  # a whole default build: the next build's estimate
+        write_json(last, times)
     return times

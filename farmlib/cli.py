@@ -30,18 +30,21 @@ def cmd_book(args) -> int:
 
 
 def cmd_run(args) -> int:
-    from farmlib.book import execute_notebook
+    from farmlib.book import BookError, Status, check_parameters, execute_notebook
 
     src = Path(args.notebook)
     if not src.exists():
         alts = sorted(Path(args.root, "notebooks").glob(f"*{args.notebook}*.ipynb"))
         if len(alts) != 1:
-            print(f"farm run: no single notebook matches {args.notebook!r}", file=sys.stderr)
-            return 2
+            names = ", ".join(p.stem for p in sorted(Path(args.root, "notebooks").glob("[0-9]*.ipynb")))
+            raise BookError(f"no single notebook matches {args.notebook!r}; the chapters are: {names}")
         src = alts[0]
     params = {"profile": args.profile, **{k: _value(v) for k, v in (args.param or [])}}
+    check_parameters(src, params)
     out = Path(args.output or Path("runs") / args.profile / "notebooks" / src.name)
-    secs = execute_notebook(src, out, params, cwd=Path(args.root).resolve())
+    with Status(1) as status:
+        status.chapter(1, src.stem)
+        secs = execute_notebook(src, out, params, cwd=Path(args.root).resolve(), on_cell=status.on_cell)
     print(f"{src.name} ran in {secs:.1f} s with {params} -> {out}")
     return 0
 
@@ -62,10 +65,19 @@ def cmd_leaderboard(args) -> int:
     return 0
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line (and exit 2)."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="farm", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    from farmlib.book import BookError, ChapterFailed
+
+    ap = _Parser(prog="farm", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--root", default=".", help="the book's folder (default: .)")
-    sub = ap.add_subparsers(dest="cmd", required=True)
+    sub = ap.add_subparsers(dest="cmd", required=True, parser_class=_Parser)
 
     b = sub.add_parser("book", help="execute every chapter and build the HTML book")
     b.add_argument("--profile", default="tiny")
@@ -86,7 +98,14 @@ def main(argv: list[str] | None = None) -> int:
     lb.set_defaults(fn=cmd_leaderboard)
 
     args = ap.parse_args(argv)
-    return args.fn(args)
+    try:
+        return args.fn(args)
+    except ChapterFailed as e:
+        print(f"farm {args.cmd}: {e}", file=sys.stderr)
+        return 1
+    except BookError as e:
+        print(f"farm {args.cmd}: {e}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

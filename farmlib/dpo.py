@@ -38,12 +38,13 @@ def dpo_loss(pi_chosen: torch.Tensor, pi_rejected: torch.Tensor, ref_chosen: tor
 
 def quiet(trainer, desc: str):
     """A TRL/transformers trainer that shows one tqdm bar instead of printing every log line."""
-    from tqdm.auto import tqdm
     from transformers.trainer_callback import PrinterCallback, ProgressCallback, TrainerCallback
+
+    from farmlib.progress import progress
 
     class Bar(TrainerCallback):
         def on_train_begin(self, args, state, control, **kw):
-            self.bar = tqdm(total=state.max_steps, desc=desc, leave=False)
+            self.bar = progress(total=state.max_steps, desc=desc, leave=False)
 
         def on_step_end(self, args, state, control, **kw):
             self.bar.update(1)
@@ -60,6 +61,9 @@ def quiet(trainer, desc: str):
 def run_trl(farm, sft: str, work: Path, config_cls, trainer_cls, cfg, data, desc: str) -> None:
     """Train a TRL preference trainer (DPO, KTO) from ``sft`` against a frozen SFT reference; save the
     model, tokenizer and TRL's log (``history.json``) into ``work``."""
+    import datasets
+
+    datasets.disable_progress_bars()  # TRL tokenizes with datasets.map: its bars are noise in the book
     tok, prof = farm.tokenizer(), farm.profile
     args = config_cls(
         output_dir=str(work / "trl"), beta=cfg.beta, num_train_epochs=cfg.epochs, learning_rate=cfg.lr,

@@ -26,10 +26,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import torch
-from tqdm.auto import tqdm
 
 from farmlib.artifacts import write_json
 from farmlib.model import load_model
+from farmlib.progress import progress
 from farmlib.reward_model import load_reward_model
 from farmlib.sampling import sample_batch
 from farmlib.world import format_prompt
@@ -168,7 +168,7 @@ def train(farm, rm_path: str, cfg: PPOConfig | None = None) -> str:
         history, evals = [], [{"step": 0, **held_out(policy, ref, rm, tok, eval_prompts, cfg.temperature,
                                                     prof.max_new_tokens)}]
         step_seconds = 0.0
-        for step in tqdm(range(cfg.steps), desc="ppo", leave=False):
+        for step in progress(range(cfg.steps), desc="ppo", leave=False):
             t_step = time.time()
             batch = [prompts[(step * cfg.rollout_batch + i) % len(prompts)] for i in range(cfg.rollout_batch)]
             # 1-2. rollout and rewards

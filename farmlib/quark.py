@@ -18,11 +18,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import torch
-from tqdm.auto import tqdm
 
 from farmlib.artifacts import write_json
 from farmlib.model import load_model
 from farmlib.ppo import masked_mean, rollout, score
+from farmlib.progress import progress
 from farmlib.reward_model import load_reward_model
 from farmlib.world import format_prompt
 
@@ -71,7 +71,7 @@ def train(farm, rm_path: str, cfg: QuarkConfig | None = None) -> str:
         history = []
         total = cfg.rounds * cfg.epochs * math.ceil(cfg.prompts_per_round / cfg.n_bins / cfg.batch_size)
         step = 0
-        for rnd in tqdm(range(cfg.rounds), desc="quark", leave=False):
+        for rnd in progress(range(cfg.rounds), desc="quark", leave=False):
             recs = [records[(rnd * cfg.prompts_per_round + i) % len(records)] for i in range(cfg.prompts_per_round)]
             plain = [format_prompt(r["instruction"], r["input"]) for r in recs]
             # rollout with the tag; the pool holds this round's samples only

@@ -17,11 +17,11 @@ from pathlib import Path
 
 import torch
 import torch.nn.functional as F
-from tqdm.auto import tqdm
 from transformers import AutoModelForSequenceClassification
 
 from farmlib.artifacts import read_json, write_json
 from farmlib.profiles import TrainConfig
+from farmlib.progress import progress
 from farmlib.sft import lr_at
 from farmlib.world import format_prompt
 
@@ -98,7 +98,7 @@ def train(farm, cfg: RewardModelConfig | None = None) -> str:
         history = []
         torch.manual_seed(cfg.seed)
         order: list[int] = []
-        for step in tqdm(range(total), desc="reward model", leave=False, mininterval=2):
+        for step in progress(range(total), desc="reward model", leave=False, mininterval=2):
             if step % steps_per_epoch == 0:
                 order = list(range(len(tr)))
                 random.Random(cfg.seed + step).shuffle(order)

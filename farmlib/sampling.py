@@ -11,8 +11,8 @@ that has emitted EOS keeps emitting padding; the loop stops when every row is do
 from __future__ import annotations
 
 import torch
-from tqdm.auto import tqdm
 
+from farmlib.progress import progress
 from farmlib.world import format_prompt
 
 
@@ -53,7 +53,7 @@ def sample_ids(model, tokenizer, prompts: list[str], temperature: float = 0.7, m
     order = sorted(range(len(prompts)), key=lambda i: len(prompts[i]))  # less padding
     out: list[list[int]] = [[] for _ in prompts]
     eos, pad = tokenizer.eos_token_id, tokenizer.pad_token_id
-    for s in tqdm(range(0, len(order), batch_size), desc=desc, leave=False):
+    for s in progress(range(0, len(order), batch_size), desc=desc, leave=False):
         idx = order[s:s + batch_size]
         enc = tokenizer([prompts[i] for i in idx], return_tensors="pt", padding=True,
                         add_special_tokens=False).to(device)

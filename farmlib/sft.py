@@ -13,9 +13,9 @@ import time
 from pathlib import Path
 
 import torch
-from tqdm.auto import tqdm
 
 from farmlib.profiles import TrainConfig
+from farmlib.progress import progress
 
 
 def encode_pairs(tokenizer, pairs: list[tuple[str, str]], max_length: int) -> list[tuple[list[int], int]]:
@@ -78,7 +78,7 @@ def train_lm(model, tokenizer, pairs: list[tuple[str, str]], cfg: TrainConfig, w
     torch.manual_seed(cfg.seed + start)
     order: list[int] = []
     t0, tokens = time.time(), 0
-    bar = tqdm(range(start, total), desc=desc, leave=False, mininterval=2)
+    bar = progress(range(start, total), desc=desc, leave=False, mininterval=2)
     for step in bar:
         epoch = step // steps_per_epoch
         if not order or step % steps_per_epoch == 0:

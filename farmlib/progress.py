@@ -1,0 +1,54 @@
+"""Progress bars for long work that reach the terminal, not the rendered book.
+
+Inside a chapter executed by ``farm book``/``farm run``, ``$FARM_PROGRESS`` names a file: bars are
+written there and the ``farm`` process shows the latest one on its status line. Run any other way
+(a script, Jupyter), they are ordinary ``tqdm.auto`` bars.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+
+from tqdm.auto import tqdm as _auto_tqdm
+from tqdm.std import tqdm as _std_tqdm
+
+ENV = "FARM_PROGRESS"
+_stream = None
+
+
+def _file():
+    global _stream
+    path = os.environ.get(ENV)
+    if not path:
+        return None
+    if _stream is None or _stream.name != path:
+        _stream = open(path, "a", buffering=1)  # noqa: SIM115 - kept open for the kernel's life
+    return _stream
+
+
+def progress(iterable: Iterable | None = None, **kwargs):
+    """``tqdm(iterable, **kwargs)``, shown on ``farm``'s status line when run by ``farm``."""
+    f = _file()
+    kwargs.setdefault("leave", False)
+    if f is None:
+        return _auto_tqdm(iterable, **kwargs)
+    kwargs.setdefault("mininterval", 0.5)
+    kwargs.pop("file", None)
+    known = kwargs.get("total") is not None or hasattr(iterable, "__len__")
+    if known:  # a short bar for one status line: "ppo 25% 10/40 [00:12<00:36]"
+        kwargs.setdefault("bar_format", "{desc} {percentage:.0f}% {n_fmt}/{total_fmt} [{elapsed}<{remaining}]")
+    return _std_tqdm(iterable, file=f, **kwargs)
+
+
+def latest(path: str | os.PathLike, max_bytes: int = 4096) -> str:
+    """The last non-empty bar state written to a progress file ("" if none)."""
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            fh.seek(max(0, fh.tell() - max_bytes))
+            tail = fh.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+    parts = [p for p in tail.replace("\r", "\n").split("\n") if p]
+    return parts[-1].strip() if parts else ""  # a closed bar ends with a blank line: ""

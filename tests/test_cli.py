@@ -1,0 +1,77 @@
+"""The `farm` command as a new user meets it: bad input gets one line and exit 2, a failing chapter
+says where, what, and what to do next."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from conftest import ROOT
+
+
+def farm(*args, cwd=ROOT, env=None):
+    return subprocess.run([sys.executable, "-m", "farmlib.cli", *args], cwd=cwd, capture_output=True, text=True,
+                          env={**os.environ, **(env or {})}, timeout=300)
+
+
+def one_line_error(proc) -> str:
+    assert proc.returncode == 2, (proc.returncode, proc.stdout, proc.stderr)
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
+    return lines[0]
+
+
+@pytest.mark.parametrize("args, expected", [
+    (["run", "sft", "--profile", "micro", "-p", "nosuchparam", "3"],
+     "02_sft has no parameter 'nosuchparam'; its parameters are: profile (str), n_show (int)"),
+    (["run", "sft", "--profile", "micro", "-p", "n_show", "notanumber"],
+     "parameter n_show expects int (default 8), got 'notanumber'"),
+    (["run", "ppo", "--profile", "micro", "-p", "overrides", "[1]"], "parameter overrides expects dict"),
+    (["run", "sft", "--profile", "nosuch"], "unknown profile 'nosuch'; choose from micro, paper, small, tiny"),
+    (["book", "--profile", "nosuch"], "unknown profile 'nosuch'; choose from micro, paper, small, tiny"),
+    (["run", "nosuchchapter"], "no single notebook matches 'nosuchchapter'; the chapters are: 01_farmworld"),
+    (["bok"], "invalid choice: 'bok'"),
+    (["run"], "the following arguments are required: notebook"),
+])
+def test_bad_input_is_one_line_and_exit_2(args, expected, tmp_path):
+    line = one_line_error(farm(*args, env={"FARM_RUNS": str(tmp_path)}))
+    assert expected in line
+    assert not (tmp_path / "micro").exists()  # nothing ran
+
+
+def _notebook(cells):
+    return {"cells": [{"cell_type": "code", "id": f"c{i}", "metadata": {"tags": tags}, "source": src, "outputs": [],
+                       "execution_count": None} for i, (src, tags) in enumerate(cells)],
+            "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
+            "nbformat": 4, "nbformat_minor": 5}
+
+
+def test_failing_chapter_says_where_what_and_how_to_resume(tmp_path):
+    root = tmp_path / "book"
+    (root / "notebooks").mkdir(parents=True)
+    nb = _notebook([('profile = "tiny"', ["parameters"]), ("x = 1", []),
+                    ("# load the preferences\nprefs = {}['missing']  # a bug", [])])
+    (root / "notebooks" / "01_broken.ipynb").write_text(json.dumps(nb))
+    proc = farm("--root", str(root), "book", "--profile", "micro", "--no-html", env={"FARM_RUNS": str(tmp_path / "r")})
+    assert proc.returncode == 1, proc.stderr
+    err = proc.stderr
+    assert "chapter 01_broken failed at cell 3: `prefs = {}['missing']  # a bug`" in err
+    assert "KeyError: 'missing'" in err
+    assert f"the executed notebook with the full traceback: {root / 'book' / 'chapters' / '01_broken.ipynb'}" in err
+    assert "rerun" in err and "reused" in err and "Traceback" not in err
+    assert (root / "book" / "chapters" / "01_broken.ipynb").exists()
+
+
+def test_progress_lines_without_a_terminal(tmp_path):
+    """Piped (CI, a log), `farm book` prints a line per chapter start and finish, with cells and time."""
+    root = tmp_path / "book"
+    (root / "notebooks").mkdir(parents=True)
+    nb = _notebook([('profile = "tiny"', ["parameters"]),
+                    ("from farmlib.progress import progress\nfor _ in progress(range(3), desc='work'): pass", [])])
+    (root / "notebooks" / "01_ok.ipynb").write_text(json.dumps(nb))
+    proc = farm("--root", str(root), "book", "--profile", "micro", "--no-html", env={"FARM_RUNS": str(tmp_path / "r")})
+    assert proc.returncode == 0, proc.stderr
+    assert "[1/1] 01_ok | 0:00" in proc.stdout and "[1/1] 01_ok: " in proc.stdout
+    assert "running over TCP" not in proc.stdout + proc.stderr  # the kernel's warning is gone
+    assert json.loads((tmp_path / "r" / "micro" / "metrics" / "build_times.json").read_text())["01_ok"] > 0
