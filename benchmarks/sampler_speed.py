@@ -11,7 +11,7 @@ import time
 import torch
 
 from farmlib import Farm, format_prompt
-from farmlib.sampling import hf_generate, sample_ids
+from farmlib.lm.sampling import hf_generate, sample_ids
 
 
 def main() -> None:

@@ -11,7 +11,9 @@ import importlib
 _WHERE = {
     "Farm": "farmlib.pipeline",
     "PROFILES": "farmlib.profiles", "Profile": "farmlib.profiles", "get_profile": "farmlib.profiles",
-    "WinRate": "farmlib.win_rate", "leaderboard": "farmlib.win_rate", "win_rate": "farmlib.win_rate",
+    "WinRate": "farmlib.evaluation.win_rate", "win_rate": "farmlib.evaluation.win_rate",
+    "leaderboard_from_files": "farmlib.evaluation.win_rate",
+    "leaderboard_of_methods": "farmlib.evaluation.leaderboard",
     "FarmWorld": "farmlib.world", "Writer": "farmlib.world", "DEMONSTRATOR": "farmlib.world",
     "REFERENCE": "farmlib.world", "EXPERT": "farmlib.world", "format_prompt": "farmlib.world",
 }
@@ -23,7 +25,7 @@ __version__ = "0.1.0"
 def __getattr__(name: str):
     if name in _WHERE:
         module = importlib.import_module(_WHERE[name])
-        for n, m in _WHERE.items():  # bind them all: importing farmlib.win_rate rebinds farmlib.win_rate
+        for n, m in _WHERE.items():  # bind them all: importing farmlib.evaluation.win_rate rebinds farmlib.evaluation.win_rate
             if m == _WHERE[name]:
                 globals()[n] = getattr(module, n)
         return globals()[name]

@@ -51,10 +51,10 @@ def cmd_run(args) -> int:
 
 def cmd_leaderboard(args) -> int:
     from farmlib.data import DataFormatError
-    from farmlib.win_rate import leaderboard
+    from farmlib.evaluation.win_rate import leaderboard_from_files
 
     try:
-        table = leaderboard(args.files)
+        table = leaderboard_from_files(args.files)
     except DataFormatError as e:
         print(f"farm leaderboard: {e}", file=sys.stderr)
         return 2

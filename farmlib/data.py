@@ -1,17 +1,13 @@
-"""Data in the Alpaca schema: FarmWorld splits offline, the real AlpacaFarm files at scale.
+"""The real data files in the Alpaca schema: AlpacaFarm splits, AlpacaEval outputs and annotations.
 
 Every record is a dict with ``instruction``, ``input`` (often empty) and, where there is one,
-``output``; FarmWorld records also carry ``dataset`` (the task family, as AlpacaEval's field
-names the source set) and ``datasplit``.
+``output``. FarmWorld's offline splits, in the same schema, are :mod:`farmlib.world.splits`.
 """
 
 from __future__ import annotations
 
 import json
-import random
 from pathlib import Path
-
-from farmlib.world import DEMONSTRATOR, FarmWorld
 
 SPLITS = ("sft", "preference", "unlabeled", "val", "eval")
 HF_DATASET = "tatsu-lab/alpaca_farm"
@@ -19,33 +15,6 @@ HF_DATASET = "tatsu-lab/alpaca_farm"
 
 class DataFormatError(ValueError):
     """A data file that does not have the fields we need."""
-
-
-def make_splits(world: FarmWorld, sizes: dict[str, int], seed: int = 0) -> dict[str, list[dict]]:
-    """Disjoint FarmWorld splits; every split but ``eval`` carries a demonstrator output.
-
-    ``eval`` is drawn first so that it does not depend on the training split sizes.
-    """
-    rng = random.Random(f"splits-{world.seed}-{seed}")
-    seen: set[tuple[str, str]] = set()
-    out: dict[str, list[dict]] = {}
-    budget = 200 * sum(sizes.values()) + 1000
-    for split in ["eval"] + [s for s in SPLITS if s != "eval"]:
-        out[split] = []
-        while len(out[split]) < sizes.get(split, 0):
-            budget -= 1
-            if budget < 0:
-                raise ValueError(f"FarmWorld ran out of distinct instructions for sizes {sizes}")
-            rec = world.sample_task(rng)
-            key = (rec["instruction"], rec["input"])
-            if key in seen:
-                continue
-            seen.add(key)
-            rec["datasplit"] = split
-            if split != "eval":
-                rec["output"] = world.write(rec, DEMONSTRATOR, rng)
-            out[split].append(rec)
-    return out
 
 
 def load_records(path: str | Path, required: tuple[str, ...] = ("instruction",)) -> list[dict]:

@@ -18,13 +18,13 @@ import time
 from pathlib import Path
 
 from farmlib.artifacts import ArtifactStore, read_json, runs_root, write_json
-from farmlib.data import SPLITS, load_alpaca_farm, make_splits
-from farmlib.model import load_model, load_tokenizer, n_trainable, new_model, train_tokenizer, with_lora
+from farmlib.data import SPLITS, load_alpaca_farm
+from farmlib.evaluation.win_rate import WinRate, preference_from_scores, win_rate
+from farmlib.lm.model import load_model, load_tokenizer, n_trainable, new_model, train_tokenizer, with_lora
+from farmlib.lm.sampling import respond
+from farmlib.lm.supervised import train_lm
 from farmlib.profiles import Profile, get_profile
-from farmlib.sampling import respond
-from farmlib.sft import train_lm
-from farmlib.win_rate import WinRate, preference_from_scores, win_rate
-from farmlib.world import REFERENCE, FarmWorld, Writer, format_prompt
+from farmlib.world import REFERENCE, FarmWorld, Writer, format_prompt, make_splits
 
 
 class Farm:
@@ -64,6 +64,44 @@ class Farm:
             return str(Path(path).resolve().relative_to(self.root.resolve()))
         except ValueError:
             return str(path)
+
+    def artifact(self, kind: str, inputs: dict, build) -> str:
+        """Get-or-build the artifact made by ``build(workdir)`` from ``inputs``: its key is the hash of
+        ``inputs``, where config dataclasses count by their fields and artifact paths by ``key``."""
+        def keyed(v):
+            if dataclasses.is_dataclass(v):
+                return keyed(dataclasses.asdict(v))
+            if isinstance(v, dict):
+                return {k: keyed(x) for k, x in v.items()}
+            if isinstance(v, (list, tuple)):
+                return [keyed(x) for x in v]
+            if isinstance(v, str) and Path(v).is_absolute():
+                return self.key(v)
+            return v
+
+        return str(self.store.get_or_build(kind, keyed(inputs), build))
+
+    # -- method configuration ---------------------------------------------------------------
+    def method_config(self, name: str, overrides: dict | None = None):
+        """A method's effective config: the dataclass defaults, then the profile's ``methods[name]``,
+        then ``overrides`` (a chapter's parameter). Unknown fields are an error naming the valid ones."""
+        from farmlib.methods import CONFIGS
+
+        if name not in CONFIGS:
+            raise ValueError(f"unknown method {name!r}; choose from {', '.join(sorted(CONFIGS))}")
+        cls = CONFIGS[name]
+        merged = {**self.profile.methods.get(name, {}), **(overrides or {})}
+        valid = [f.name for f in dataclasses.fields(cls)]
+        bad = sorted(set(merged) - set(valid))
+        if bad:
+            raise ValueError(f"{cls.__name__} has no field {', '.join(bad)}; its fields are: {', '.join(valid)}")
+        return cls(**merged)
+
+    def run_name(self, name: str, cfg) -> str:
+        """``name`` for the profile's config of a method, else ``name[field=value,...]`` naming what differs."""
+        default = dataclasses.asdict(self.method_config(name))
+        diff = [f"{k}={v}" for k, v in dataclasses.asdict(cfg).items() if default.get(k) != v]
+        return f"{name}[{','.join(diff)}]" if diff else name
 
     # -- tokenizer and models -------------------------------------------------------------
     def tokenizer_path(self) -> str:
@@ -238,7 +276,7 @@ class Farm:
                  **info) -> str:
         """A model fine-tuned from ``start`` (default: SFT) on (prompt, completion) pairs; an artifact."""
         start = start or self.sft_model()
-        cfg = {"start": self.key(start), "train": dataclasses.asdict(train), **config}
+        cfg = {"start": start, "train": train, **config}
         if self.profile.model.lora_r:
             cfg["lora_r"] = self.profile.model.lora_r
 
@@ -246,7 +284,7 @@ class Farm:
             model = load_model(start, self.profile.device).train()
             self._train_and_save(model, pairs, train, work, kind, examples=len(pairs), **info)
 
-        return str(self.store.get_or_build(kind, cfg, build))
+        return self.artifact(kind, cfg, build)
 
     # -- metrics --------------------------------------------------------------------------
     def write_metrics(self, chapter: str, metrics: dict) -> Path:

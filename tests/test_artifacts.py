@@ -3,11 +3,11 @@ from pathlib import Path
 
 import pytest
 
-import farmlib.sft as sft_mod
+import farmlib.lm.supervised as sft_mod
 from farmlib.artifacts import ArtifactStore, config_hash, damage
-from farmlib.model import new_model, train_tokenizer
+from farmlib.lm.model import new_model, train_tokenizer
+from farmlib.lm.supervised import train_lm
 from farmlib.profiles import ModelConfig, TrainConfig
-from farmlib.sft import train_lm
 
 
 def test_config_hash_is_stable_and_sensitive():

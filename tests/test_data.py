@@ -2,9 +2,9 @@ import json
 
 import pytest
 
-from farmlib.data import DataFormatError, load_alpaca_farm, load_model_outputs, load_records, make_splits
+from farmlib.data import DataFormatError, load_alpaca_farm, load_model_outputs, load_records
 from farmlib.profiles import PAPER_SPLITS, get_profile
-from farmlib.world import FarmWorld
+from farmlib.world import FarmWorld, make_splits
 
 
 def test_split_sizes_follow_the_paper_at_scale():

@@ -5,10 +5,10 @@ import math
 import pytest
 import torch
 
-from farmlib.dpo import dpo_loss
-from farmlib.ppo import gae, policy_loss, value_loss, whiten
-from farmlib.quark import quantile_bins
-from farmlib.reward_model import bt_loss
+from farmlib.methods.dpo import dpo_loss
+from farmlib.methods.ppo import gae, policy_loss, value_loss, whiten
+from farmlib.methods.quark import quantile_bins
+from farmlib.methods.reward_model import bt_loss
 
 
 def test_bradley_terry_loss():

@@ -10,7 +10,7 @@ def test_sft_learns_the_response_format(micro_farm):
     base = micro_farm.load(micro_farm.base_model())
     import torch
 
-    from farmlib.sft import collate, encode_pairs, lm_loss
+    from farmlib.lm.supervised import collate, encode_pairs, lm_loss
 
     pairs = [(format_prompt(r["instruction"], r["input"]), r["output"]) for r in micro_farm.splits()["val"]]
     batch = collate(encode_pairs(tok, pairs, 192), tok.pad_token_id)
@@ -46,7 +46,7 @@ def test_lora_finetuning_on_the_tiny_model(micro_farm):
     import json
 
     from farmlib import Farm
-    from farmlib.model import n_params
+    from farmlib.lm.model import n_params
 
     prof = get_profile("micro")
     prof = dataclasses.replace(prof, model=dataclasses.replace(prof.model, lora_r=4))

@@ -7,7 +7,7 @@ import pytest
 
 from farmlib.cli import main
 from farmlib.data import DataFormatError
-from farmlib.win_rate import leaderboard, preference_score, win_rate
+from farmlib.evaluation.win_rate import leaderboard_from_files, preference_score, win_rate
 
 
 def test_ties_count_half_and_nulls_are_left_out():
@@ -29,7 +29,7 @@ def _ann(prefs, gen="m", out2="abcd"):
 def test_leaderboard_on_hand_made_file(tmp_path):
     f = tmp_path / "a.json"
     f.write_text(json.dumps(_ann([2, 2, 1, 1.5, None]) + _ann([1, 1], gen="other", out2="ab")))
-    board = leaderboard([f])
+    board = leaderboard_from_files([f])
     assert list(board.columns) == ["name", "win_rate", "standard_error", "n_total", "avg_length"]
     row = board.set_index("name").loc["m"]
     assert row.win_rate == pytest.approx(62.5) and row.n_total == 4 and row.avg_length == 4
@@ -38,7 +38,7 @@ def test_leaderboard_on_hand_made_file(tmp_path):
 
 def test_leaderboard_matches_alpaca_eval_on_real_files(shared):
     files = sorted(shared.glob("alpaca_eval/results/*/alpaca_eval_gpt4_annotations.json"))
-    board = leaderboard(files).set_index("name")
+    board = leaderboard_from_files(files).set_index("name")
     # AlpacaEval's published win-rates for these annotation files
     assert board.loc["gpt4", "win_rate"] == pytest.approx(95.28, abs=0.01)
     assert board.loc["alpaca-7b", "win_rate"] == pytest.approx(26.46, abs=0.01)
@@ -51,14 +51,14 @@ def test_malformed_annotations_name_file_and_record(tmp_path, capsys):
     recs[1]["preference"] = "left"
     f.write_text(json.dumps(recs))
     with pytest.raises(DataFormatError, match=r"bad\.json: record 1: field 'preference'"):
-        leaderboard([f])
+        leaderboard_from_files([f])
     assert main(["leaderboard", str(f)]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "record 1" in err
     del recs[1]["generator_2"]
     f.write_text(json.dumps(recs))
     with pytest.raises(DataFormatError, match="record 1: missing field 'generator_2'"):
-        leaderboard([f])
+        leaderboard_from_files([f])
 
 
 def test_farm_leaderboard_console_script(tmp_path):

@@ -20,19 +20,22 @@ import torch.nn.functional as F
 from transformers import AutoModelForSequenceClassification
 
 from farmlib.artifacts import read_json, write_json
+from farmlib.lm.supervised import lr_at
+from farmlib.methods.common import loser, winner
 from farmlib.profiles import TrainConfig
 from farmlib.progress import progress
-from farmlib.sft import lr_at
 from farmlib.world import format_prompt
 
 
 @dataclass
 class RewardModelConfig:
-    annotator: str = "p_sim_ann"  # who labelled the pairs
-    epochs: float = 2.0
-    lr: float = 5e-4
-    batch_size: int = 32
-    seed: int = 0
+    """Bradley–Terry reward model training."""
+
+    annotator: str = "p_sim_ann"  # who labelled the preference pairs (see Farm.annotator)
+    epochs: float = 2.0  # passes over the pairs
+    lr: float = 5e-4  # peak learning rate (AdamW, warmup then cosine decay)
+    batch_size: int = 32  # pairs per step
+    seed: int = 0  # initialisation of the head and data order
 
 
 def bt_loss(r_chosen: torch.Tensor, r_rejected: torch.Tensor) -> torch.Tensor:
@@ -79,7 +82,7 @@ def pairwise_accuracy(model, tokenizer, prefs: list[dict], max_length: int = 256
 
 def train(farm, cfg: RewardModelConfig | None = None) -> str:
     """Fit the reward model on ``cfg.annotator``'s preference pairs; an artifact with ``metrics.json``."""
-    cfg = cfg or RewardModelConfig(**farm.profile.methods.get("reward_model", {}))
+    cfg = cfg or farm.method_config("reward_model")
     from farmlib.validation import sft_pairs
 
     tr = farm.preference_data(cfg.annotator)
@@ -103,8 +106,8 @@ def train(farm, cfg: RewardModelConfig | None = None) -> str:
                 order = list(range(len(tr)))
                 random.Random(cfg.seed + step).shuffle(order)
             batch = [tr[j] for j in order[(step % steps_per_epoch) * cfg.batch_size:][:cfg.batch_size]]
-            chosen = [dict(r, output=r[f"output_{r['preference']}"]) for r in batch]
-            rejected = [dict(r, output=r[f"output_{3 - r['preference']}"]) for r in batch]
+            chosen = [dict(r, output=winner(r)) for r in batch]
+            rejected = [dict(r, output=loser(r)) for r in batch]
             r = _forward(model, tok, _texts(tok, chosen) + _texts(tok, rejected), max_len)
             r_w, r_l = r[: len(batch)], r[len(batch):]
             loss = bt_loss(r_w, r_l)
@@ -131,7 +134,7 @@ def train(farm, cfg: RewardModelConfig | None = None) -> str:
                                            "n_val_true": len(truth), "n_train": len(tr),
                                            "seconds": time.time() - t0})
 
-    return str(farm.store.get_or_build("reward_model", {"sft": farm.key(sft), "n": len(tr), **asdict(cfg)}, build))
+    return farm.artifact("reward_model", {"sft": sft, "n": len(tr), **asdict(cfg)}, build)
 
 
 def metrics(path: str) -> dict:

@@ -20,10 +20,10 @@ from pathlib import Path
 import torch
 
 from farmlib.artifacts import write_json
-from farmlib.model import load_model
-from farmlib.ppo import masked_mean, rollout, score
+from farmlib.lm.model import load_model
+from farmlib.methods.common import masked_mean, response_logits, rollout, score
+from farmlib.methods.reward_model import load_reward_model
 from farmlib.progress import progress
-from farmlib.reward_model import load_reward_model
 from farmlib.world import format_prompt
 
 TAG = "[best] "
@@ -31,16 +31,18 @@ TAG = "[best] "
 
 @dataclass
 class QuarkConfig:
-    rounds: int = 4
-    prompts_per_round: int = 256
-    n_bins: int = 5
+    """Quark, top-quantile variant, against the surrogate reward model."""
+
+    rounds: int = 4  # sample-score-train rounds
+    prompts_per_round: int = 256  # fresh prompts sampled each round
+    n_bins: int = 5  # reward quantiles; only the top one is trained on
     epochs: int = 2  # passes over each round's top bin
-    batch_size: int = 16
-    lr: float = 3e-4
-    kl_coef: float = 0.05
-    temperature: float = 1.0
-    split: str = "unlabeled"
-    seed: int = 0
+    batch_size: int = 16  # responses per gradient step
+    lr: float = 3e-4  # initial learning rate, decaying linearly to 0
+    kl_coef: float = 0.05  # weight of the full-vocabulary KL to the SFT model
+    temperature: float = 1.0  # rollout sampling temperature
+    split: str = "unlabeled"  # where the prompts come from
+    seed: int = 0  # sampling
 
 
 def quantile_bins(rewards: list[float], n_bins: int) -> list[int]:
@@ -52,13 +54,8 @@ def quantile_bins(rewards: list[float], n_bins: int) -> list[int]:
     return bins
 
 
-def _response_logits(model, seq, mask, n_query):
-    pos = (mask.cumsum(-1) - 1).clamp(min=0)
-    return model(input_ids=seq, attention_mask=mask, position_ids=pos).logits[:, n_query - 1:-1].float()
-
-
 def train(farm, rm_path: str, cfg: QuarkConfig | None = None) -> str:
-    cfg = cfg or QuarkConfig(**farm.profile.methods.get("quark", {}))
+    cfg = cfg or farm.method_config("quark")
     sft, tok, prof = farm.sft_model(), farm.tokenizer(), farm.profile
 
     def build(work: Path) -> None:
@@ -76,26 +73,27 @@ def train(farm, rm_path: str, cfg: QuarkConfig | None = None) -> str:
             plain = [format_prompt(r["instruction"], r["input"]) for r in recs]
             # rollout with the tag; the pool holds this round's samples only
             policy.eval()
-            seq, mask, rmask, nq = rollout(policy, tok, [TAG + p for p in plain], cfg.temperature, prof.max_new_tokens)
+            seq, mask, response_mask, nq = rollout(policy, tok, [TAG + p for p in plain], cfg.temperature,
+                                                   prof.max_new_tokens)
             with torch.no_grad():
                 r = score(rm, seq, mask).tolist()
             bins = quantile_bins(r, cfg.n_bins)
             top = [i for i, b in enumerate(bins) if b == cfg.n_bins - 1]
-            responses = [seq[i, nq:][rmask[i].bool()].tolist() for i in top]
+            responses = [seq[i, nq:][response_mask[i].bool()].tolist() for i in top]
             # the same responses after the plain prompt, for the reference model's KL term
             policy.train()
             for _ in range(cfg.epochs):
                 for s in range(0, len(top), cfg.batch_size):
                     ids = list(range(s, min(s + cfg.batch_size, len(top))))
-                    tagged = _batch(tok, [TAG + plain[top[i]] for i in ids], [responses[i] for i in ids])
-                    untagged = _batch(tok, [plain[top[i]] for i in ids], [responses[i] for i in ids])
-                    logits = _response_logits(policy, *tagged[:2], tagged[3])
+                    tagged = _batch(tok, [TAG + plain[top[i]] for i in ids], [responses[i] for i in ids], prof.device)
+                    untagged = _batch(tok, [plain[top[i]] for i in ids], [responses[i] for i in ids], prof.device)
+                    logits = response_logits(policy, *tagged[:2], tagged[3])
                     with torch.no_grad():
-                        ref_logits = _response_logits(ref, *untagged[:2], untagged[3])
-                    resp, rm_mask = tagged[0][:, tagged[3]:], tagged[2]
+                        ref_logits = response_logits(ref, *untagged[:2], untagged[3])
+                    resp, resp_mask = tagged[0][:, tagged[3]:], tagged[2]
                     logp = torch.log_softmax(logits, -1)
-                    nll = -masked_mean(logp.gather(-1, resp[..., None]).squeeze(-1), rm_mask)
-                    kl = masked_mean((logp.exp() * (logp - torch.log_softmax(ref_logits, -1))).sum(-1), rm_mask)
+                    nll = -masked_mean(logp.gather(-1, resp[..., None]).squeeze(-1), resp_mask)
+                    kl = masked_mean((logp.exp() * (logp - torch.log_softmax(ref_logits, -1))).sum(-1), resp_mask)
                     loss = nll + cfg.kl_coef * kl
                     for g in opt.param_groups:
                         g["lr"] = cfg.lr * (1 - step / total)
@@ -113,17 +111,18 @@ def train(farm, rm_path: str, cfg: QuarkConfig | None = None) -> str:
         write_json(work / "history.json", history)
         write_json(work / "train_info.json", {"seconds": time.time() - t0})
 
-    return str(farm.store.get_or_build("quark", {"sft": farm.key(sft), "rm": farm.key(rm_path), **asdict(cfg)}, build))
+    return farm.artifact("quark", {"sft": sft, "rm": rm_path, **asdict(cfg)}, build)
 
 
-def _batch(tok, prompts: list[str], responses: list[list[int]]):
-    """Left-padded prompts + right-padded responses: (seq, mask, response mask, n_query)."""
+def _batch(tok, prompts: list[str], responses: list[list[int]], device: str = "cpu"):
+    """Left-padded prompts + right-padded responses: (seq, mask, response mask, n_query), on ``device``."""
     enc = tok(prompts, return_tensors="pt", padding=True, add_special_tokens=False)
     T = max(len(r) for r in responses)
     resp = torch.full((len(responses), T), tok.pad_token_id)
-    rmask = torch.zeros((len(responses), T))
+    resp_mask = torch.zeros((len(responses), T))
     for i, r in enumerate(responses):
         resp[i, :len(r)] = torch.tensor(r)
-        rmask[i, :len(r)] = 1
-    return (torch.cat([enc["input_ids"], resp], 1), torch.cat([enc["attention_mask"], rmask.long()], 1), rmask,
-            enc["input_ids"].size(1))
+        resp_mask[i, :len(r)] = 1
+    seq = torch.cat([enc["input_ids"], resp], 1)
+    mask = torch.cat([enc["attention_mask"], resp_mask.long()], 1)
+    return seq.to(device), mask.to(device), resp_mask.to(device), enc["input_ids"].size(1)

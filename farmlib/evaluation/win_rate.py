@@ -84,7 +84,7 @@ def load_annotations(path: str | Path) -> list[dict]:
     return recs
 
 
-def leaderboard(paths: Iterable[str | Path]) -> pd.DataFrame:
+def leaderboard_from_files(paths: Iterable[str | Path]) -> pd.DataFrame:
     """One row per ``generator_2`` over all files: win-rate, standard error, n, average length."""
     rows: dict[str, list[dict]] = {}
     for p in paths:

@@ -13,14 +13,16 @@ from pathlib import Path
 import torch
 
 from farmlib.artifacts import read_json, write_json
-from farmlib.reward_model import load_reward_model, rewards
+from farmlib.methods.reward_model import load_reward_model, rewards
 
 
 @dataclass
 class BestOfNConfig:
-    n_max: int = 8
-    temperature: float = 1.0
-    split: str = "eval"
+    """Rerank SFT samples with the reward model."""
+
+    n_max: int = 8  # largest n; every power of two up to it is reported
+    temperature: float = 1.0  # sampling temperature of the candidates
+    split: str = "eval"  # whose instructions
     n_prompts: int | None = None  # first n_prompts of the split (None: all)
 
 
@@ -33,7 +35,7 @@ def candidates(farm, cfg: BestOfNConfig, model: str | None = None) -> list[list[
 
 def select(farm, rm_path: str, cfg: BestOfNConfig | None = None) -> dict:
     """``{"outputs": {n: records}, "mean_reward": {n: float}, "rewards": [k][i]}``, cached."""
-    cfg = cfg or BestOfNConfig(**farm.profile.methods.get("best_of_n", {}))
+    cfg = cfg or farm.method_config("best_of_n")
     cands = candidates(farm, cfg)
 
     def build(work: Path) -> None:
@@ -48,8 +50,8 @@ def select(farm, rm_path: str, cfg: BestOfNConfig | None = None) -> dict:
             n *= 2
         write_json(work / "best_of_n.json", {"outputs": out, "mean_reward": mean, "rewards": r.tolist()})
 
-    key = {"rm": farm.key(rm_path), "sft": farm.key(farm.sft_model()), **asdict(cfg)}
-    res = read_json(farm.store.get_or_build("best_of_n", key, build) / "best_of_n.json")
+    path = farm.artifact("best_of_n", {"rm": rm_path, "sft": farm.sft_model(), **asdict(cfg)}, build)
+    res = read_json(Path(path) / "best_of_n.json")
     res["outputs"] = {int(k): v for k, v in res["outputs"].items()}
     res["mean_reward"] = {int(k): v for k, v in res["mean_reward"].items()}
     return res

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
+from farmlib.methods.common import loser, winner
 from farmlib.profiles import TrainConfig
 from farmlib.world import format_prompt
 
@@ -17,10 +18,12 @@ GOOD, BAD = "[good] ", "[bad] "
 
 @dataclass
 class RewardConditioningConfig:
-    annotator: str = "p_sim_ann"
-    epochs: float = 2.0
-    lr: float = 5e-4
-    batch_size: int = 32
+    """Supervised fine-tuning on both outputs, each after its tag."""
+
+    annotator: str = "p_sim_ann"  # who labelled the preference pairs
+    epochs: float = 2.0  # passes over the tagged examples (two per pair)
+    lr: float = 5e-4  # peak learning rate
+    batch_size: int = 32  # examples per step
 
 
 def conditioned_pairs(prefs: list[dict]) -> list[tuple[str, str]]:
@@ -28,12 +31,12 @@ def conditioned_pairs(prefs: list[dict]) -> list[tuple[str, str]]:
     out = []
     for r in prefs:
         prompt = format_prompt(r["instruction"], r["input"])
-        out += [(GOOD + prompt, r[f"output_{r['preference']}"]), (BAD + prompt, r[f"output_{3 - r['preference']}"])]
+        out += [(GOOD + prompt, winner(r)), (BAD + prompt, loser(r))]
     return out
 
 
 def train(farm, cfg: RewardConditioningConfig | None = None) -> str:
-    cfg = cfg or RewardConditioningConfig(**farm.profile.methods.get("reward_conditioning", {}))
+    cfg = cfg or farm.method_config("reward_conditioning")
     prefs = farm.preference_data(cfg.annotator)
     train_cfg = TrainConfig(epochs=cfg.epochs, lr=cfg.lr, batch_size=cfg.batch_size)
     return farm.finetune("reward_conditioning", {"method": asdict(cfg), "n": len(prefs)},

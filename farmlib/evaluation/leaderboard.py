@@ -1,0 +1,91 @@
+"""The leaderboard of methods: each method trained with the farm's config, sampled on the evaluation
+instructions, and judged against the reference by the simulated judges and by people.
+
+Each row names the config it used (``config``: what differs from the method's dataclass defaults),
+so a reader can tell the leaderboard's PPO from a chapter rerun with overrides.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import random
+from pathlib import Path
+
+import pandas as pd
+
+from farmlib.methods import BASELINES, CONFIGS, METHODS, outputs, policy
+
+#: Our name -> the paper's row in Table 2 (None: the paper has no such row).
+PAPER_NAME = {
+    "expert": "GPT-4", "ppo": "PPO", "dpo": "DPO", "best_of_n": "Best-of-1024", "expert_iteration": "Expert iteration",
+    "sft52k": "SFT 52k", "sft10k": "SFT 10k", "feedme": "Binary FeedME", "quark": "Quark",
+    "reward_conditioning": "Binary reward conditioning", "base": "LLaMA 7B (base)", "kto": None, "reference": None,
+}
+def train_seconds(farm, name: str) -> float:
+    """Training time of a method's last stage, from its artifact (NaN where there is none)."""
+    if name in ("reference", "expert"):
+        return float("nan")
+    if name == "best_of_n":
+        return float("nan")
+    info = Path(policy(farm, name)[0]) / "train_info.json"
+    return json.loads(info.read_text()).get("seconds", float("nan")) if info.exists() else float("nan")
+
+
+def config_label(farm, name: str) -> str:
+    """What the farm's config of ``name`` changes from the dataclass defaults ("defaults" if nothing)."""
+    if name not in CONFIGS:
+        return ""
+    cfg, base = dataclasses.asdict(farm.method_config(name)), dataclasses.asdict(CONFIGS[name]())
+    diff = [f"{k}={v}" for k, v in cfg.items() if base[k] != v]
+    return ", ".join(diff) or "defaults"
+
+
+def leaderboard_of_methods(farm, names: list[str] | None = None,
+                           annotators: tuple[str, ...] = ("p_sim_eval", "human"),
+                           ann_dir: Path | None = None) -> pd.DataFrame:
+    """Win-rate vs the reference under each annotator, length, time, the config used, and the paper's
+    Table 2 numbers; trains whatever is missing."""
+    from farmlib.artifacts import write_json
+    from farmlib.paper import TABLE2
+
+    rows = []
+    for name in names or BASELINES + METHODS:
+        outs = outputs(farm, name)
+        row = {"method": name, "config": config_label(farm, name)}
+        for a in annotators:
+            wr, ann = farm.evaluate(outs, a)
+            row[f"win_rate_{a}"], row[f"se_{a}"] = wr.win_rate, wr.standard_error
+            if ann_dir is not None:
+                write_json(Path(ann_dir) / a / f"{name}.json", ann)
+        row["avg_length"] = sum(len(o["output"]) for o in outs) / len(outs)
+        row["train_seconds"] = train_seconds(farm, name)
+        paper = TABLE2.get(PAPER_NAME.get(name) or "", (None, None))
+        row["paper_row"], row["paper_sim"], row["paper_human"] = PAPER_NAME.get(name), paper[0], paper[1]
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def compare(farm, named_outputs: dict[str, list[dict]], annotators: tuple[str, ...] = ("p_sim_eval", "human")) -> pd.DataFrame:
+    """Win-rate vs the reference (± standard error) under each annotator, and average length."""
+    rows = []
+    for name, outs in named_outputs.items():
+        row = {"model": name}
+        for a in annotators:
+            wr, _ = farm.evaluate(outs, a)
+            row[f"win-rate ({a})"] = f"{wr.win_rate:.1f} ± {wr.standard_error:.1f}"
+        row["avg length (chars)"] = round(sum(len(o["output"]) for o in outs) / len(outs))
+        rows.append(row)
+    return pd.DataFrame(rows).set_index("model")
+
+
+def side_by_side(farm, a: list[dict], b: list[dict], names: tuple[str, str], k: int = 4, seed: int = 0) -> pd.DataFrame:
+    """``k`` evaluation instructions with both models' outputs and their true rewards R*."""
+    idx = random.Random(seed).sample(range(len(a)), k)
+    rows = []
+    for i in idx:
+        r = a[i]
+        rows.append({"instruction": r["instruction"] + (f" [{r['input']}]" if r["input"] else ""),
+                     names[0]: a[i]["output"], f"R* {names[0]}": round(farm.true_rewards([a[i]])[0], 2),
+                     names[1]: b[i]["output"], f"R* {names[1]}": round(farm.true_rewards([b[i]])[0], 2)})
+    return pd.DataFrame(rows)

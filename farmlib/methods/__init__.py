@@ -1,0 +1,71 @@
+"""Methods that learn from pairwise feedback, one readable file each, all starting from the SFT model.
+
+``policy(farm, name)`` trains (or reuses) a method or baseline with the config the farm gives it
+(:meth:`Farm.method_config`: dataclass defaults, then the profile, then a chapter's overrides);
+``outputs(farm, name)`` samples its answers to the evaluation instructions.
+"""
+
+from __future__ import annotations
+
+from farmlib.methods import (
+    best_of_n,
+    dpo,
+    expert_iteration,
+    feedme,
+    kto,
+    ppo,
+    quark,
+    reward_conditioning,
+    reward_model,
+)
+from farmlib.profiles import TrainConfig
+from farmlib.world import EXPERT, REFERENCE
+
+#: Each method's config dataclass, by the name used in profiles, chapters and the leaderboard.
+CONFIGS = {
+    "reward_model": reward_model.RewardModelConfig, "feedme": feedme.FeedMEConfig,
+    "reward_conditioning": reward_conditioning.RewardConditioningConfig, "dpo": dpo.DPOConfig,
+    "kto": kto.KTOConfig, "best_of_n": best_of_n.BestOfNConfig,
+    "expert_iteration": expert_iteration.ExpertIterationConfig, "ppo": ppo.PPOConfig, "quark": quark.QuarkConfig,
+}
+METHODS = ["feedme", "reward_conditioning", "dpo", "best_of_n", "expert_iteration", "ppo", "quark", "kto"]
+BASELINES = ["base", "sft10k", "sft52k", "reference", "expert"]
+NEEDS_REWARD_MODEL = {"best_of_n", "expert_iteration", "ppo", "quark"}
+
+
+def reward_model_path(farm, cfg=None) -> str:
+    """The surrogate reward model (``cfg``: a RewardModelConfig; default: the profile's)."""
+    return reward_model.train(farm, cfg or farm.method_config("reward_model"))
+
+
+def sft52k(farm) -> str:
+    """SFT on all four training splits (the SFT 52k analog), with about SFT 10k's number of steps."""
+    p = farm.profile
+    n10, n52 = len(farm.splits()["sft"]), sum(len(farm.splits()[s]) for s in ("sft", "preference", "unlabeled", "val"))
+    epochs = max(1.0, round(p.sft.epochs * n10 / n52, 2))
+    return farm.sft_model(splits=("sft", "preference", "unlabeled", "val"),
+                          train=TrainConfig(**{**p.sft.__dict__, "epochs": epochs}))
+
+
+def policy(farm, name: str, cfg=None) -> tuple[str, str]:
+    """(model path, prompt prefix) of a trained method or baseline; ``cfg`` defaults to the farm's."""
+    if name in ("base", "sft10k", "sft52k"):
+        return {"base": farm.base_model, "sft10k": farm.sft_model, "sft52k": lambda: sft52k(farm)}[name](), ""
+    cfg = cfg or farm.method_config(name)
+    module = {"feedme": feedme, "reward_conditioning": reward_conditioning, "dpo": dpo, "kto": kto,
+              "expert_iteration": expert_iteration, "ppo": ppo, "quark": quark}[name]
+    path = module.train(farm, reward_model_path(farm), cfg) if name in NEEDS_REWARD_MODEL else module.train(farm, cfg)
+    return path, {"reward_conditioning": reward_conditioning.GOOD, "quark": quark.TAG}.get(name, "")
+
+
+def outputs(farm, name: str, cfg=None) -> list[dict]:
+    """The responses of method ``name`` to the evaluation instructions (``generator`` = name)."""
+    if name == "reference":  # a second draw of the reference writer: the 50 % line
+        return [dict(r, generator=name) for r in farm.writer_outputs(REFERENCE, "eval", seed=1)]
+    if name == "expert":
+        return [dict(r, generator=name) for r in farm.writer_outputs(EXPERT, "eval")]
+    if name == "best_of_n":
+        res = best_of_n.select(farm, reward_model_path(farm), cfg)
+        return [dict(r, generator=name) for r in res["outputs"][max(res["outputs"])]]
+    path, prefix = policy(farm, name, cfg)
+    return farm.samples(path, "eval", generator=name, prefix=prefix)

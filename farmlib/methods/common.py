@@ -1,0 +1,110 @@
+"""What several methods share: reading a preference pair, log-probabilities of responses, rollouts,
+reward-model scores, and running a TRL trainer quietly.
+
+Layout of a batch of responses: prompts left-padded to ``n_query`` tokens, responses right-padded,
+so the logits at positions ``n_query-1 .. -2`` predict the response tokens.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+
+from farmlib.artifacts import write_json
+from farmlib.lm.model import load_model
+from farmlib.lm.sampling import sample_batch
+from farmlib.progress import progress
+
+
+# -- a preference pair ---------------------------------------------------------------------------
+def winner(pair: dict) -> str:
+    """The preferred output of an annotated pair (``preference`` 1 or 2)."""
+    return pair[f"output_{pair['preference']}"]
+
+
+def loser(pair: dict) -> str:
+    """The other output."""
+    return pair[f"output_{3 - pair['preference']}"]
+
+
+# -- responses under a model -----------------------------------------------------------------------
+def positions(mask: torch.Tensor) -> torch.Tensor:
+    """Position ids that skip left padding."""
+    return (mask.cumsum(-1) - 1).clamp(min=0)
+
+
+def masked_mean(x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    return (x * mask).sum() / mask.sum().clamp(min=1)
+
+
+def response_logits(model, seq: torch.Tensor, mask: torch.Tensor, n_query: int) -> torch.Tensor:
+    """``[B, T, V]`` logits that predict the response tokens ``seq[:, n_query:]``."""
+    return model(input_ids=seq, attention_mask=mask, position_ids=positions(mask)).logits[:, n_query - 1:-1].float()
+
+
+def response_logprobs(model, seq: torch.Tensor, mask: torch.Tensor, n_query: int) -> torch.Tensor:
+    """``[B, T]`` log-probabilities of the response tokens ``seq[:, n_query:]``."""
+    logp = torch.log_softmax(response_logits(model, seq, mask, n_query), -1)
+    return logp.gather(-1, seq[:, n_query:, None]).squeeze(-1)
+
+
+def score(rm, seq: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """The reward model's score of each full sequence (read at its last non-pad token)."""
+    return rm(input_ids=seq, attention_mask=mask, position_ids=positions(mask)).logits.squeeze(-1).float()
+
+
+@torch.no_grad()
+def rollout(policy, tok, prompts: list[str], temperature: float, max_new_tokens: int):
+    """Sample responses; return (seq, mask, response mask, n_query)."""
+    enc = tok(prompts, return_tensors="pt", padding=True, add_special_tokens=False)
+    device = next(policy.parameters()).device
+    q, qm = enc["input_ids"].to(device), enc["attention_mask"].to(device)
+    resp = sample_batch(policy, q, qm, tok.eos_token_id, tok.pad_token_id, temperature, max_new_tokens)
+    if resp.size(1) == 0:  # nothing generated at all: one EOS each
+        resp = torch.full((q.size(0), 1), tok.eos_token_id, device=device)
+    response_mask = (resp != tok.pad_token_id).long()
+    return torch.cat([q, resp], 1), torch.cat([qm, response_mask], 1), response_mask.float(), q.size(1)
+
+
+# -- TRL trainers (DPO, KTO) -----------------------------------------------------------------------
+def quiet(trainer, desc: str):
+    """A TRL/transformers trainer that shows one progress bar instead of printing every log line."""
+    from transformers.trainer_callback import PrinterCallback, ProgressCallback, TrainerCallback
+
+    class Bar(TrainerCallback):
+        def on_train_begin(self, args, state, control, **kw):
+            self.bar = progress(total=state.max_steps, desc=desc, leave=False)
+
+        def on_step_end(self, args, state, control, **kw):
+            self.bar.update(1)
+
+        def on_train_end(self, args, state, control, **kw):
+            self.bar.close()
+
+    for cb in (PrinterCallback, ProgressCallback):
+        trainer.remove_callback(cb)
+    trainer.add_callback(Bar())
+    return trainer
+
+
+def run_trl(farm, sft: str, work: Path, config_cls, trainer_cls, cfg, data, desc: str) -> None:
+    """Train a TRL preference trainer (DPO, KTO) from ``sft`` against a frozen SFT reference; save the
+    model, tokenizer and TRL's log (``history.json``) into ``work``."""
+    import datasets
+
+    datasets.disable_progress_bars()  # TRL tokenizes with datasets.map: its bars are noise in the book
+    tok, prof = farm.tokenizer(), farm.profile
+    args = config_cls(
+        output_dir=str(work / "trl"), beta=cfg.beta, num_train_epochs=cfg.epochs, learning_rate=cfg.lr,
+        per_device_train_batch_size=cfg.batch_size, lr_scheduler_type="cosine", warmup_steps=0.05,
+        logging_steps=1, save_strategy="no", report_to=[], seed=cfg.seed, use_cpu=prof.device == "cpu",
+        max_length=prof.model.max_length, disable_tqdm=True, bf16=False,
+    )
+    model = load_model(sft, prof.device).train()
+    trainer = quiet(trainer_cls(model=model, ref_model=load_model(sft, prof.device), args=args,
+                                train_dataset=data, processing_class=tok), desc)
+    trainer.train()
+    model.save_pretrained(work)
+    tok.save_pretrained(work)
+    write_json(work / "history.json", [h for h in trainer.state.log_history if "loss" in h])

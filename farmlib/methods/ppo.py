@@ -1,0 +1,202 @@
+"""PPO against the surrogate reward model, in one file (TRL 1.x has no PPO).
+
+One step of the loop (:func:`train`):
+
+1. **Rollout.** Sample a response for each of ``rollout_batch`` prompts from the policy.
+2. **Score.** The reward model scores each (prompt, response). Per token, the reward is
+   ``-kl_coef * (log pi - log ref)`` (a fixed KL penalty to the SFT model), plus the reward
+   model's score on the last token.
+3. **Advantages.** GAE with gamma = lambda = 1 (:func:`gae`): the return of a token is the sum of
+   the rewards from it to the end. Advantages are whitened over the whole rollout batch
+   (:func:`whiten`), not per minibatch.
+4. **Update.** ``ppo_epochs`` passes over minibatches of the rollout with the clipped policy loss
+   (:func:`policy_loss`) and the clipped value loss (:func:`value_loss`); gradient norms clipped;
+   the learning rate decays linearly to 0 over the run.
+
+Layout: prompts are left-padded to ``Lq`` and responses right-padded to ``T``, so the logits at
+positions ``Lq-1 .. Lq+T-2`` predict the response tokens and the value at position ``Lq-1+t`` is
+the value of the state before response token ``t``. The value model is a copy of the reward model
+whose scalar head is read at every position.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import torch
+
+from farmlib.artifacts import write_json
+from farmlib.lm.model import load_model
+from farmlib.methods.common import masked_mean, positions, response_logprobs, rollout, score
+from farmlib.methods.reward_model import load_reward_model
+from farmlib.progress import progress
+from farmlib.world import format_prompt
+
+
+@dataclass
+class PPOConfig:
+    """PPO against the surrogate reward model with a fixed KL penalty to the SFT model."""
+
+    steps: int = 40  # rollout + update rounds
+    rollout_batch: int = 64  # prompts sampled per step
+    minibatch: int = 32  # responses per gradient step
+    ppo_epochs: int = 2  # passes over each rollout
+    lr: float = 1e-4  # initial learning rate, decaying linearly to 0
+    kl_coef: float = 0.02  # beta of the per-token KL penalty
+    clip: float = 0.2  # policy ratio clip
+    value_clip: float = 0.2  # value change clip
+    max_grad_norm: float = 1.0  # gradient-norm clip (policy and value model each)
+    temperature: float = 1.0  # rollout sampling temperature
+    split: str = "unlabeled"  # where the training prompts come from
+    n_eval_prompts: int = 128  # held-out (val) prompts for reward and KL along the way
+    eval_every: int = 10  # steps between held-out evaluations
+    seed: int = 0  # rollout sampling and minibatch order
+
+
+# --- the loss pieces (unit-tested on hand-computed tensors) ----------------------------------
+
+def whiten(x: torch.Tensor, mask: torch.Tensor, eps: float = 1e-8) -> torch.Tensor:
+    """Normalise to mean 0, std 1 over the masked entries of the *whole* tensor."""
+    mean = masked_mean(x, mask)
+    var = masked_mean((x - mean) ** 2, mask)
+    return (x - mean) * torch.rsqrt(var + eps) * mask
+
+
+def gae(rewards: torch.Tensor, values: torch.Tensor, mask: torch.Tensor, gamma: float = 1.0,
+        lam: float = 1.0) -> tuple[torch.Tensor, torch.Tensor]:
+    """Generalised advantage estimation over ``[B, T]`` tensors; returns (advantages, returns)."""
+    values, rewards = values * mask, rewards * mask
+    adv = torch.zeros_like(rewards)
+    last = torch.zeros_like(rewards[:, 0])
+    for t in reversed(range(rewards.size(1))):
+        next_v = values[:, t + 1] if t + 1 < rewards.size(1) else torch.zeros_like(last)
+        delta = rewards[:, t] + gamma * next_v - values[:, t]
+        last = delta + gamma * lam * last  # padding has zero reward and value, so it adds nothing
+        adv[:, t] = last
+    adv = adv * mask
+    return adv, (adv + values) * mask
+
+
+def policy_loss(logp: torch.Tensor, old_logp: torch.Tensor, adv: torch.Tensor, mask: torch.Tensor,
+                clip: float = 0.2) -> tuple[torch.Tensor, torch.Tensor]:
+    """Clipped surrogate ``mean(max(-A r, -A clip(r, 1-e, 1+e)))`` and the clipped fraction."""
+    ratio = torch.exp(logp - old_logp)
+    loss = torch.max(-adv * ratio, -adv * ratio.clamp(1 - clip, 1 + clip))
+    clipped = ((ratio - 1).abs() > clip).float()
+    return masked_mean(loss, mask), masked_mean(clipped, mask)
+
+
+def value_loss(v: torch.Tensor, old_v: torch.Tensor, returns: torch.Tensor, mask: torch.Tensor,
+               clip: float = 0.2) -> torch.Tensor:
+    """Clipped value loss ``0.5 * mean(max((v - R)^2, (old_v + clip(v - old_v) - R)^2))``."""
+    v_clipped = old_v + (v - old_v).clamp(-clip, clip)
+    return 0.5 * masked_mean(torch.max((v - returns) ** 2, (v_clipped - returns) ** 2), mask)
+
+
+# --- model calls ------------------------------------------------------------------------------
+def response_values(value_model, seq: torch.Tensor, mask: torch.Tensor, n_query: int) -> torch.Tensor:
+    """``[B, T]`` values of the states before each response token (the RM head at every position)."""
+    hidden = value_model.model(input_ids=seq, attention_mask=mask, position_ids=positions(mask)).last_hidden_state
+    return value_model.score(hidden).squeeze(-1)[:, n_query - 1:-1].float()
+
+
+@torch.no_grad()
+def held_out(policy, ref, rm, tok, prompts: list[str], temperature: float, max_new_tokens: int,
+             batch: int = 64) -> dict:
+    """Mean reward-model score, KL to the reference (summed over tokens) and length on held-out prompts."""
+    scores, kls, lens = [], [], []
+    for i in range(0, len(prompts), batch):
+        seq, mask, response_mask, nq = rollout(policy, tok, prompts[i:i + batch], temperature, max_new_tokens)
+        kl = (response_logprobs(policy, seq, mask, nq) - response_logprobs(ref, seq, mask, nq)) * response_mask
+        scores += score(rm, seq, mask).tolist()
+        kls += kl.sum(1).tolist()
+        lens += response_mask.sum(1).tolist()
+    n = len(scores)
+    return {"reward": sum(scores) / n, "kl": sum(kls) / n, "length_tokens": sum(lens) / n}
+
+
+# --- the loop -----------------------------------------------------------------------------------
+def ppo_loop(policy, ref, value_model, rm, tok, prompts: list[str], eval_prompts: list[str], cfg: PPOConfig,
+             max_new_tokens: int) -> tuple[list[dict], list[dict], float]:
+    """Train ``policy`` and ``value_model`` in place; return (per-step history, held-out evaluations,
+    seconds spent in steps). ``ref`` and ``rm`` stay frozen."""
+    torch.manual_seed(cfg.seed)
+    for m in (ref, rm):
+        m.requires_grad_(False)
+    policy.train(), value_model.train()
+    opt = torch.optim.AdamW(list(policy.parameters()) + list(value_model.parameters()), lr=cfg.lr, weight_decay=0.0)
+    t0 = time.time()
+    history = []
+    evals = [{"step": 0, **held_out(policy, ref, rm, tok, eval_prompts, cfg.temperature, max_new_tokens)}]
+    step_seconds = 0.0
+    for step in progress(range(cfg.steps), desc="ppo", leave=False):
+        t_step = time.time()
+        batch = [prompts[(step * cfg.rollout_batch + i) % len(prompts)] for i in range(cfg.rollout_batch)]
+        # 1-2. rollout and rewards
+        seq, mask, response_mask, nq = rollout(policy, tok, batch, cfg.temperature, max_new_tokens)
+        with torch.no_grad():
+            old_logp = response_logprobs(policy, seq, mask, nq)
+            ref_logp = response_logprobs(ref, seq, mask, nq)
+            old_v = response_values(value_model, seq, mask, nq) * response_mask
+            rm_score = score(rm, seq, mask)
+            kl = (old_logp - ref_logp) * response_mask
+            rewards = -cfg.kl_coef * kl
+            last = response_mask.sum(1).long() - 1  # index of each response's last token
+            rewards[torch.arange(len(batch)), last] += rm_score
+            # 3. advantages, whitened over the whole rollout batch
+            adv, returns = gae(rewards, old_v, response_mask)
+            adv = whiten(adv, response_mask)
+        # 4. clipped updates, learning rate decaying linearly to 0
+        for g in opt.param_groups:
+            g["lr"] = cfg.lr * (1 - step / cfg.steps)
+        stats = []
+        for _ in range(cfg.ppo_epochs):
+            for idx in torch.randperm(len(batch)).split(cfg.minibatch):
+                logp = response_logprobs(policy, seq[idx], mask[idx], nq)
+                v = response_values(value_model, seq[idx], mask[idx], nq)
+                pl, clipfrac = policy_loss(logp, old_logp[idx], adv[idx], response_mask[idx], cfg.clip)
+                vl = value_loss(v, old_v[idx], returns[idx], response_mask[idx], cfg.value_clip)
+                opt.zero_grad(set_to_none=True)
+                (pl + vl).backward()
+                torch.nn.utils.clip_grad_norm_(policy.parameters(), cfg.max_grad_norm)
+                torch.nn.utils.clip_grad_norm_(value_model.parameters(), cfg.max_grad_norm)
+                opt.step()
+                stats.append((pl.item(), vl.item(), clipfrac.item()))
+        pl, vl, cf = (sum(s[i] for s in stats) / len(stats) for i in range(3))
+        step_seconds += time.time() - t_step
+        history.append({"step": step + 1, "reward": rm_score.mean().item(), "kl": kl.sum(1).mean().item(),
+                        "length_tokens": response_mask.sum(1).mean().item(), "policy_loss": pl, "value_loss": vl,
+                        "clipfrac": cf, "lr": opt.param_groups[0]["lr"], "seconds": time.time() - t0})
+        if (step + 1) % cfg.eval_every == 0 or step + 1 == cfg.steps:
+            policy.eval()
+            evals.append({"step": step + 1, **held_out(policy, ref, rm, tok, eval_prompts, cfg.temperature,
+                                                       max_new_tokens)})
+            policy.train()
+    policy.eval()
+    return history, evals, step_seconds
+
+
+def train(farm, rm_path: str, cfg: PPOConfig | None = None) -> str:
+    """PPO from the SFT model against the reward model at ``rm_path``; an artifact with the policy,
+    ``history.json`` and ``held_out.json``."""
+    cfg = cfg or farm.method_config("ppo")
+    sft, tok, prof = farm.sft_model(), farm.tokenizer(), farm.profile
+
+    def build(work: Path) -> None:
+        t0 = time.time()
+        policy, ref = load_model(sft, prof.device), load_model(sft, prof.device)
+        value_model, rm = load_reward_model(rm_path, prof.device), load_reward_model(rm_path, prof.device)
+        prompts = [format_prompt(r["instruction"], r["input"]) for r in farm.splits()[cfg.split]]
+        eval_prompts = [format_prompt(r["instruction"], r["input"]) for r in farm.splits()["val"][:cfg.n_eval_prompts]]
+        history, evals, step_seconds = ppo_loop(policy, ref, value_model, rm, tok, prompts, eval_prompts, cfg,
+                                                prof.max_new_tokens)
+        policy.save_pretrained(work)
+        tok.save_pretrained(work)
+        write_json(work / "history.json", history)
+        write_json(work / "held_out.json", evals)
+        write_json(work / "train_info.json", {"seconds": time.time() - t0, "steps_per_second": cfg.steps / step_seconds,
+                                              "rollout_batch": cfg.rollout_batch})
+
+    return farm.artifact("ppo", {"sft": sft, "rm": rm_path, **asdict(cfg)}, build)
