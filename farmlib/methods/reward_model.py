@@ -80,8 +80,48 @@ def pairwise_accuracy(model, tokenizer, prefs: list[dict], max_length: int = 256
     return acc, math.sqrt(acc * (1 - acc) / max(len(hits), 1))
 
 
+def fit(model, tok, pairs: list[dict], cfg: RewardModelConfig, max_length: int) -> list[dict]:
+    """Minimise the Bradley–Terry loss of ``model`` on annotated pairs (in place); per-step history."""
+    model.train()
+    opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr)
+    steps_per_epoch = math.ceil(len(pairs) / cfg.batch_size)
+    total = int(steps_per_epoch * cfg.epochs)
+    sched = TrainConfig(lr=cfg.lr, warmup_ratio=0.05)
+    history, t0 = [], time.time()
+    torch.manual_seed(cfg.seed)
+    order: list[int] = []
+    for step in progress(range(total), desc="reward model", leave=False, mininterval=2):
+        if step % steps_per_epoch == 0:
+            order = list(range(len(pairs)))
+            random.Random(cfg.seed + step).shuffle(order)
+        batch = [pairs[j] for j in order[(step % steps_per_epoch) * cfg.batch_size:][:cfg.batch_size]]
+        chosen = [dict(r, output=winner(r)) for r in batch]
+        rejected = [dict(r, output=loser(r)) for r in batch]
+        r = _forward(model, tok, _texts(tok, chosen) + _texts(tok, rejected), max_length)
+        r_w, r_l = r[: len(batch)], r[len(batch):]
+        loss = bt_loss(r_w, r_l)
+        for g in opt.param_groups:
+            g["lr"] = lr_at(step, total, sched)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        history.append({"step": step, "epoch": step / steps_per_epoch, "loss": loss.item(),
+                        "accuracy": (r_w > r_l).float().mean().item(), "seconds": time.time() - t0})
+    model.eval()
+    return history
+
+
+def new_reward_model(sft: str, tok, device: str = "cpu"):
+    """A scalar head on the SFT transformer (the head is freshly initialised)."""
+    model = AutoModelForSequenceClassification.from_pretrained(sft, num_labels=1)
+    model.config.pad_token_id = tok.pad_token_id
+    return model.to(device)
+
+
 def train(farm, cfg: RewardModelConfig | None = None) -> str:
-    """Fit the reward model on ``cfg.annotator``'s preference pairs; an artifact with ``metrics.json``."""
+    """Fit the reward model on ``cfg.annotator``'s preference pairs; an artifact with ``metrics.json``
+    (held-out accuracy against the annotator's labels and against R*)."""
     cfg = cfg or farm.method_config("reward_model")
     from farmlib.validation import sft_pairs
 
@@ -91,35 +131,8 @@ def train(farm, cfg: RewardModelConfig | None = None) -> str:
 
     def build(work: Path) -> None:
         t0 = time.time()
-        model = AutoModelForSequenceClassification.from_pretrained(sft, num_labels=1)
-        model.config.pad_token_id = tok.pad_token_id
-        model.to(farm.profile.device).train()
-        opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr)
-        steps_per_epoch = math.ceil(len(tr) / cfg.batch_size)
-        total = int(steps_per_epoch * cfg.epochs)
-        sched = TrainConfig(lr=cfg.lr, warmup_ratio=0.05)
-        history = []
-        torch.manual_seed(cfg.seed)
-        order: list[int] = []
-        for step in progress(range(total), desc="reward model", leave=False, mininterval=2):
-            if step % steps_per_epoch == 0:
-                order = list(range(len(tr)))
-                random.Random(cfg.seed + step).shuffle(order)
-            batch = [tr[j] for j in order[(step % steps_per_epoch) * cfg.batch_size:][:cfg.batch_size]]
-            chosen = [dict(r, output=winner(r)) for r in batch]
-            rejected = [dict(r, output=loser(r)) for r in batch]
-            r = _forward(model, tok, _texts(tok, chosen) + _texts(tok, rejected), max_len)
-            r_w, r_l = r[: len(batch)], r[len(batch):]
-            loss = bt_loss(r_w, r_l)
-            for g in opt.param_groups:
-                g["lr"] = lr_at(step, total, sched)
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            opt.step()
-            history.append({"step": step, "epoch": step / steps_per_epoch, "loss": loss.item(),
-                            "accuracy": (r_w > r_l).float().mean().item(), "seconds": time.time() - t0})
-        model.eval()
+        model = new_reward_model(sft, tok, farm.profile.device)
+        history = fit(model, tok, tr, cfg, max_len)
         val = farm.annotator(cfg.annotator, seed=1).annotate_pairs(held, seed=1)
         val = [r for r in val if r["preference"] in (1, 2)]
         acc, se = pairwise_accuracy(model, tok, val, max_len)

@@ -1,0 +1,135 @@
+"""Each trainer improves its own objective on the micro profile, and our DPO loss is TRL's."""
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+from farmlib.methods import dpo, ppo, reward_model
+from farmlib.methods.common import response_logprobs
+from farmlib.world import format_prompt
+
+
+def _first_last(values: list[float], frac: float = 0.25) -> tuple[float, float]:
+    k = max(1, int(len(values) * frac))
+    return sum(values[:k]) / k, sum(values[-k:]) / k
+
+
+def _history(path: str) -> list[dict]:
+    return json.loads((Path(path) / "history.json").read_text())
+
+
+def test_sft_loss_goes_down(micro_farm):
+    first, last = _first_last([h["loss"] for h in _history(micro_farm.sft_model())])
+    assert last < first - 0.5, (first, last)
+
+
+@pytest.fixture(scope="module")
+def micro_rm(micro_farm):
+    return reward_model.train(micro_farm, micro_farm.method_config("reward_model", {"epochs": 4}))
+
+
+def test_reward_model_loss_goes_down(micro_rm):
+    first, last = _first_last([h["loss"] for h in _history(micro_rm)])
+    assert last < first, (first, last)
+
+
+def test_dpo_margin_goes_up(micro_farm):
+    path = dpo.train(micro_farm, micro_farm.method_config("dpo", {"epochs": 4}))
+    first, last = _first_last([h["rewards/margins"] for h in _history(path)])
+    assert last > first + 0.05, (first, last)
+
+
+@pytest.fixture(scope="module")
+def length_rm(micro_farm):
+    """A reward model fitted (with ``reward_model.fit``) to prefer the longer of two SFT samples."""
+    sft, tok = micro_farm.sft_model(), micro_farm.tokenizer()
+    a = micro_farm.samples(sft, "preference", temperature=1.0, seed=11)
+    b = micro_farm.samples(sft, "preference", temperature=1.0, seed=12)
+    pairs = [{"instruction": x["instruction"], "input": x["input"], "output_1": x["output"], "output_2": y["output"],
+              "preference": 1 if len(x["output"]) > len(y["output"]) else 2}
+             for x, y in zip(a, b) if len(x["output"]) != len(y["output"])]
+    rm = reward_model.new_reward_model(sft, tok)
+    history = reward_model.fit(rm, tok, pairs, reward_model.RewardModelConfig(epochs=6, lr=2e-3, batch_size=16), 192)
+    return rm, pairs, history
+
+
+def test_reward_model_fit_learns_a_preference(micro_farm, length_rm):
+    rm, pairs, history = length_rm
+    first, last = _first_last([h["loss"] for h in history])
+    acc, se = reward_model.pairwise_accuracy(rm, micro_farm.tokenizer(), pairs, 192)
+    assert last < first - 0.2 and acc > 0.5 + 3 * se, (first, last, acc, se)
+
+
+def test_ppo_loop_raises_the_reward(micro_farm, length_rm):
+    """The PPO loop, called on its own against a reward model that likes length, raises the reward of
+    its rollouts and, with it, their length."""
+    import copy
+
+    rm = length_rm[0]
+    cfg = micro_farm.method_config("ppo", {"steps": 30, "rollout_batch": 16, "minibatch": 8, "lr": 1e-3,
+                                           "kl_coef": 0.0, "eval_every": 100, "n_eval_prompts": 4})
+    sft, tok = micro_farm.sft_model(), micro_farm.tokenizer()
+    policy, ref = micro_farm.load(sft), micro_farm.load(sft)
+    prompts = [format_prompt(r["instruction"], r["input"]) for r in micro_farm.splits()["unlabeled"]]
+    history, evals, _ = ppo.ppo_loop(policy, ref, copy.deepcopy(rm), copy.deepcopy(rm), tok, prompts, prompts[:4],
+                                     cfg, max_new_tokens=24)
+    first, last = _first_last([h["reward"] for h in history], frac=1 / 3)
+    assert last > first + 0.3, [round(h["reward"], 2) for h in history]
+    len_first, len_last = _first_last([h["length_tokens"] for h in history], frac=1 / 3)
+    assert len_last > len_first
+    assert [e["step"] for e in evals] == [0, 30]
+    assert all(not p.requires_grad for p in ref.parameters())  # the reference stays frozen
+
+
+def test_our_dpo_loss_equals_trls_on_the_same_batch(micro_farm):
+    """TRL's DPOTrainer and :func:`farmlib.methods.dpo.dpo_loss` give the same loss on one batch, with a
+    policy that differs from the reference (else both are log 2 and the test would prove nothing)."""
+    import trl
+
+    from farmlib.methods.common import quiet
+
+    sft, tok = micro_farm.sft_model(), micro_farm.tokenizer()
+    prefs = micro_farm.preference_data("p_sim_ann")[:4]
+    policy, ref = micro_farm.load(sft), micro_farm.load(sft)
+    torch.manual_seed(0)
+    with torch.no_grad():
+        for p in policy.parameters():
+            p.add_(0.05 * torch.randn_like(p))
+    args = trl.DPOConfig(output_dir=str(micro_farm.root / "dpo_test"), beta=0.1, per_device_train_batch_size=4,
+                         report_to=[], use_cpu=True, max_length=micro_farm.profile.model.max_length, bf16=False)
+    trainer = quiet(trl.DPOTrainer(model=policy, ref_model=ref, args=args, train_dataset=dpo.dataset(prefs, tok.eos_token),
+                                   processing_class=tok), "dpo")
+    batch = next(iter(trainer.get_train_dataloader()))
+    policy.eval()
+    with torch.no_grad():
+        trl_loss = trainer.compute_loss(policy, batch).item()
+        ids, mask, completion = batch["input_ids"], batch["attention_mask"], batch["completion_mask"]
+        n = ids.size(0) // 2  # TRL stacks [chosen; rejected]
+
+        def seq_logps(model):
+            logits = model(input_ids=ids, attention_mask=mask).logits[:, :-1].float()
+            logp = torch.log_softmax(logits, -1).gather(-1, ids[:, 1:, None]).squeeze(-1)
+            return (logp * completion[:, 1:]).sum(1)
+
+        pi, rf = seq_logps(policy), seq_logps(ref)
+        ours, margin = dpo.dpo_loss(pi[:n], pi[n:], rf[:n], rf[n:], beta=0.1)
+    assert abs(margin).max() > 0.01  # the policy really differs from the reference
+    assert ours.item() == pytest.approx(trl_loss, rel=1e-4, abs=1e-5)
+
+
+def test_response_logprobs_match_a_plain_forward(micro_farm):
+    """The shared log-prob helper (left-padded prompts) agrees with an unpadded forward pass."""
+    tok, model = micro_farm.tokenizer(), micro_farm.load(micro_farm.sft_model())
+    prompts = ["Name an animal.", "Count the words in this long sentence please."]
+    enc = tok(prompts, return_tensors="pt", padding=True, add_special_tokens=False)
+    resp = torch.tensor([[5, 6, 7], [8, 9, 10]])
+    seq = torch.cat([enc["input_ids"], resp], 1)
+    mask = torch.cat([enc["attention_mask"], torch.ones_like(resp)], 1)
+    lp = response_logprobs(model, seq, mask, enc["input_ids"].size(1))
+    for i, p in enumerate(prompts):
+        ids = torch.tensor([tok(p, add_special_tokens=False)["input_ids"] + resp[i].tolist()])
+        logp = torch.log_softmax(model(input_ids=ids).logits[0, -4:-1].float(), -1)
+        expected = logp.gather(-1, resp[i][:, None]).squeeze(-1)
+        assert torch.allclose(lp[i], expected, atol=1e-4)
