@@ -20,13 +20,52 @@ def test_notebooks_are_committed_without_outputs():
         assert any("parameters" in c.get("metadata", {}).get("tags", []) for c in cells), nb
 
 
+_WIN_RATE = {"win_rate": dict, "standard_error": dict, "avg_length": float, "train_seconds": float,
+             "run": str, "config": dict}
+#: chapter -> (its metrics file, the key numbers it must write, with their types)
+METRICS = {
+    "01_farmworld": ("farmworld", {"split_sizes": dict, "writer_mean_true_reward": dict}),
+    "02_sft": ("sft", {"parameters": int, "pretrain_final_loss": float, "sft_final_loss": float}),
+    "03_evaluation": ("evaluation", {"win_rate": dict, "standard_error": dict, "n": int}),
+    "04_annotators": ("annotators", {"n_pairs": int, "crowd": dict, "annotators": dict, "injection": dict}),
+    "05_reward_model": ("reward_model", {"val_accuracy": float, "val_accuracy_true": float, "n_train": int,
+                                         "run": str, "config": dict}),
+    "06_feedme": ("feedme", _WIN_RATE),
+    "07_reward_conditioning": ("reward_conditioning", _WIN_RATE),
+    "08_dpo": ("dpo", {**_WIN_RATE, "margin_first": float, "margin_last": float}),
+    "09_best_of_n": ("best_of_n", {"n": list, "mean_reward": list, "win_rate": dict, "run": str, "config": dict}),
+    "10_expert_iteration": ("expert_iteration", _WIN_RATE),
+    "11_ppo": ("ppo", {**_WIN_RATE, "steps_per_second": float, "held_out": list}),
+    "12_quark": ("quark", _WIN_RATE),
+    "13_kto": ("kto", _WIN_RATE),
+    "14_leaderboard": ("leaderboard", {"rows": list, "spearman_sim_vs_human": float}),
+}
+
+
+def test_every_chapter_has_a_metrics_check():
+    assert sorted(METRICS) == [c.stem for c in CHAPTERS]
+
+
 @pytest.mark.parametrize("nb", CHAPTERS, ids=lambda p: p.stem)
 def test_chapter_runs_on_micro_profile(nb, tmp_path_factory, monkeypatch):
+    """The chapter executes and (re)writes its own metrics file with its key numbers."""
     runs = tmp_path_factory.getbasetemp() / "nb_runs"  # shared by the chapters, like a book build
     monkeypatch.setenv("FARM_RUNS", str(runs))
+    name, keys = METRICS[nb.stem]
+    path = runs / "micro" / "metrics" / f"{name}.json"
+    path.unlink(missing_ok=True)
     execute_notebook(nb, tmp_path_factory.mktemp("out") / nb.name, {"profile": "micro"}, cwd=ROOT)
-    metrics = list((runs / "micro" / "metrics").glob("*.json"))
-    assert metrics, "chapter wrote no metrics"
+    assert path.exists(), f"{nb.stem} did not write {path.name}"
+    metrics = json.loads(path.read_text())
+    assert metrics["profile"] == "micro"
+    for key, typ in keys.items():
+        assert key in metrics, f"{path.name} lacks {key}"
+        ok = isinstance(metrics[key], typ) or (typ is float and isinstance(metrics[key], int))
+        assert ok, f"{path.name}: {key} is {type(metrics[key]).__name__}, not {typ.__name__}"
+    for w in [metrics.get("win_rate", {})] if isinstance(metrics.get("win_rate"), dict) else []:
+        assert all(0 <= v <= 100 for v in w.values() if isinstance(v, (int, float))), w
+    if "run" in metrics:
+        assert metrics["run"] == name  # no overrides: the row is the method's plain name
 
 
 def test_farm_run_takes_parameters(tmp_path):
@@ -37,3 +76,16 @@ def test_farm_run_takes_parameters(tmp_path):
     nb = json.loads(out.read_text())
     injected = [c for c in nb["cells"] if "injected-parameters" in c["metadata"].get("tags", [])]
     assert injected and "n_examples = 3" in "".join(injected[0]["source"])
+
+
+def test_chapter_overrides_reach_the_artifact_and_name_the_row(tmp_path):
+    """`farm run ppo -p overrides '{"steps": 2}'`: the Farm merges the override into PPO's config, the
+    artifact's key holds it, and the chapter's metrics name the run ``ppo[steps=2]``."""
+    env = {**os.environ, "FARM_RUNS": str(tmp_path / "runs")}
+    subprocess.run([sys.executable, "-m", "farmlib.cli", "run", "ppo", "--profile", "micro", "-p", "overrides",
+                    '{"steps": 2}', "-o", str(tmp_path / "ppo.ipynb")], cwd=ROOT, env=env, check=True,
+                   capture_output=True)
+    metrics = json.loads((tmp_path / "runs" / "micro" / "metrics" / "ppo.json").read_text())
+    assert metrics["run"] == "ppo[steps=2]" and metrics["config"]["steps"] == 2
+    keys = [json.loads(p.read_text()) for p in (tmp_path / "runs" / "micro" / "ppo").glob("*/_artifact.json")]
+    assert [k["steps"] for k in keys] == [2]
