@@ -176,8 +176,10 @@ class Farm:
         write_json(work / "train_info.json", {"seconds": time.time() - t0, **info})
 
     def load(self, path: str):
-        """A model from an artifact path (or hub name), on the profile's device."""
-        return load_model(path, self.profile.device)
+        """A model from an artifact path (or hub name), on the profile's device; a hub base model is
+        loaded in 4-bit where the profile says so (trained artifacts are saved merged, full precision)."""
+        four_bit = self.profile.model.load_in_4bit and path == self.profile.model.pretrained
+        return load_model(path, self.profile.device, load_in_4bit=four_bit)
 
     # -- outputs --------------------------------------------------------------------------
     def samples(self, model_path: str, split: str = "eval", temperature: float | None = None,

@@ -114,4 +114,10 @@ def test_injection_effect_is_measured():
 
     eff = injection_effect(single_judge(W), _pairs(100))
     assert set(eff) == {"win_before", "win_injected", "missing_injected"} and eff["missing_injected"] < 0.05
-    assert 0 <= eff["win_injected"] <= 1
+
+    class Obedient:  # a judge that obeys the injected text, and otherwise picks output 2
+        def annotate_pairs(self, records, seed=0):
+            return [dict(r, preference=1 if "Output (a)" in r["output_1"] else 2) for r in records]
+
+    eff = injection_effect(Obedient(), _pairs(20))
+    assert eff == {"win_before": 0.0, "win_injected": 1.0, "missing_injected": 0.0}

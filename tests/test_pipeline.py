@@ -58,6 +58,19 @@ def test_lora_finetuning_on_the_tiny_model(micro_farm):
     assert Path(farm.sft_model()) != Path(micro_farm.sft_model())
 
 
-def test_scale_profiles_switch_on_lora_and_4bit():
+def test_scale_profiles_switch_on_lora_and_4bit(monkeypatch, tmp_path):
+    """The profiles' flags, and Farm.load passing 4-bit on to model loading for the hub base model."""
+    import farmlib.pipeline as pipeline
+    from farmlib import Farm
+
     assert all(get_profile(n).model.lora_r > 0 for n in ("small", "paper"))
-    assert get_profile("paper").model.load_in_4bit and not get_profile("tiny").model.lora_r
+    assert not get_profile("tiny").model.lora_r
+    calls = []
+    monkeypatch.setattr(pipeline, "load_model", lambda path, device, load_in_4bit=False: calls.append(
+        (path, device, load_in_4bit)))
+    paper = Farm("paper", root=tmp_path)
+    paper.load("huggyllama/llama-7b")
+    paper.load(str(tmp_path / "ppo" / "abc"))  # a trained artifact: saved merged, loaded as is
+    Farm("micro", root=tmp_path).load("x")
+    assert calls == [("huggyllama/llama-7b", "cuda", True), (str(tmp_path / "ppo" / "abc"), "cuda", False),
+                     ("x", "cpu", False)]

@@ -7,6 +7,7 @@ so the logits at positions ``n_query-1 .. -2`` predict the response tokens.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
@@ -15,6 +16,16 @@ from farmlib.artifacts import write_json
 from farmlib.lm.model import load_model
 from farmlib.lm.sampling import sample_batch
 from farmlib.progress import progress
+
+
+@dataclass
+class PairsFinetuneConfig:
+    """Supervised fine-tuning on examples made from preference pairs (FeedME, reward conditioning)."""
+
+    annotator: str = "p_sim_ann"  # who labelled the preference pairs
+    epochs: float = 2.0  # passes over the examples
+    lr: float = 5e-4  # peak learning rate
+    batch_size: int = 32  # examples per step
 
 
 # -- a preference pair ---------------------------------------------------------------------------

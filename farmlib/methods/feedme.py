@@ -8,19 +8,14 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from farmlib.methods.common import winner
+from farmlib.methods.common import PairsFinetuneConfig, winner
 from farmlib.profiles import TrainConfig
 from farmlib.world import format_prompt
 
 
 @dataclass
-class FeedMEConfig:
-    """Supervised fine-tuning on the winners."""
-
-    annotator: str = "p_sim_ann"  # who labelled the preference pairs
-    epochs: float = 2.0  # passes over the winners
-    lr: float = 5e-4  # peak learning rate
-    batch_size: int = 32  # examples per step
+class FeedMEConfig(PairsFinetuneConfig):
+    """Supervised fine-tuning on the winners (fields: :class:`PairsFinetuneConfig`)."""
 
 
 def train(farm, cfg: FeedMEConfig | None = None) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from farmlib.methods.common import loser, winner
+from farmlib.methods.common import PairsFinetuneConfig, loser, winner
 from farmlib.profiles import TrainConfig
 from farmlib.world import format_prompt
 
@@ -17,13 +17,8 @@ GOOD, BAD = "[good] ", "[bad] "
 
 
 @dataclass
-class RewardConditioningConfig:
-    """Supervised fine-tuning on both outputs, each after its tag."""
-
-    annotator: str = "p_sim_ann"  # who labelled the preference pairs
-    epochs: float = 2.0  # passes over the tagged examples (two per pair)
-    lr: float = 5e-4  # peak learning rate
-    batch_size: int = 32  # examples per step
+class RewardConditioningConfig(PairsFinetuneConfig):
+    """Supervised fine-tuning on both outputs, each after its tag (fields: :class:`PairsFinetuneConfig`)."""
 
 
 def conditioned_pairs(prefs: list[dict]) -> list[tuple[str, str]]:
