@@ -85,3 +85,50 @@ def stats(draws: list[list[int | None]], humans: list[list[int]], pairs: list[di
         "p_list": prefers_lists(labelled),
         "missing": sum(x is None for d in draws for x in d) / max(sum(len(d) for d in draws), 1),
     }
+
+
+def validation_table(annotators: dict, pairs: list[dict], humans: list[list[int]], draws: int,
+                     member_cost: dict[str, float], single_cost: float, human_cost: float):
+    """One row per annotator (and one for people): kind, the statistics above, USD and our seconds per 1000.
+
+    ``member_cost`` prices each pool member's prompts (``api_judge.estimate_cost_per_1000``); the pool costs
+    their mean, ``p_sim_ann`` that mean times the share of comparisons a judge answered (the coin is free).
+    Returns (table, labels): ``labels[name]`` are the annotator's draws per pair.
+    """
+    import pandas as pd
+
+    mean_cost = sum(member_cost.values()) / max(len(member_cost), 1)
+    rows, labels = [], {}
+    for name, ann in annotators.items():
+        d, seconds = annotator_draws(ann, pairs, n=draws)
+        labels[name] = d
+        if name in member_cost:
+            cost, kind = member_cost[name], "pool member"
+        elif name == "p_sim_ann":
+            cost, kind = mean_cost * ann.judged / (draws * len(pairs)), "pool + noise"
+        elif name == "p_sim_eval":
+            cost, kind = mean_cost, "pool"
+        elif name == "p_sim_single":
+            cost, kind = single_cost, "single"
+        else:
+            cost, kind = 0.0, "local LM"
+        rows.append({"annotator": name, "kind": kind, **stats(d, humans, pairs), "cost_per_1000": cost,
+                     "our_seconds_per_1000": 1000 * seconds / (draws * len(pairs))})
+    rows.append({"annotator": "human", "kind": "people", **stats(humans, humans, pairs, is_human=True),
+                 "cost_per_1000": human_cost, "our_seconds_per_1000": float("nan")})
+    return pd.DataFrame(rows).set_index("annotator"), labels
+
+
+def agreement_matrix(labels: dict[str, list[int | None]]):
+    """Percent of pairs on which two annotators' labels agree (missing labels skipped), as a DataFrame."""
+    import pandas as pd
+
+    names = list(labels)
+    rows = {}
+    for a in names:
+        row = {}
+        for b in names:
+            xs = [x == y for x, y in zip(labels[a], labels[b]) if x is not None and y is not None]
+            row[b] = 100 * sum(xs) / len(xs) if xs else float("nan")
+        rows[a] = row
+    return pd.DataFrame.from_dict(rows, orient="index")[names]
