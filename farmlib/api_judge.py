@@ -5,26 +5,38 @@
     judge = ChatJudge(ChatJudgeConfig("gpt4_b5_json", model="gpt-4-0613", batch_size=5,
                                       output_format="json"), cache="runs/annotations.sqlite")
     annotated = judge.annotate_pairs(records)      # adds "preference" (1, 2 or None), "annotator"
+    judge.last_summary                             # {"n": 40, "failed": 3, "reasons": {...}, ...}
 
 Reliability, because API judges are paid, slow and flaky:
 
 * every reply is cached on disk under (answer-relevant config, exact prompt) before it is used:
   a rerun sends 0 requests, a crash loses nothing already answered, nothing is paid twice;
-* ``concurrency`` prompts are in flight at once (a thread pool);
+* up to ``concurrency`` prompts are in flight at once (a thread pool), under an adaptive limit
+  (:class:`AdaptiveLimit`): timeouts, 429s and 503s halve it, a run of successes raises it again,
+  so a slow single-slot server is not flooded into timing out every request;
 * 429, 5xx, timeouts and dropped connections are retried with exponential backoff and jitter;
+* a prompt that still fails after its retries does not stop the run: its comparisons get
+  ``preference=None`` and an ``error`` (a short reason), are not cached (the next run asks them
+  again), and one summary line is logged: ``judge: 3 of 40 comparisons failed: timeout after 5
+  retries (rerun to retry them)``;
+* errors that retrying cannot fix and that hit every request (401 wrong key, 403, 404 unknown
+  model or URL) raise :class:`JudgeAPIError` at once, with a one-line message;
 * a reply that cannot be parsed is asked again (``parse_retries``), then its comparisons are
   recorded as ``None``: a missing answer is never turned into a default preference;
 * the key is read from the environment variable named in the config, at call time, and never
-  stored in the config, the cache, the records or a log line.
+  stored in the config, the cache, the records, an error or a log line.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import logging
 import os
 import random
+import re
 import threading
 import time
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -32,6 +44,8 @@ from tqdm.auto import tqdm
 
 from farmlib.annotation_cache import AnnotationCache, cache_key
 from farmlib.prompts import build_messages, parse_reply
+
+log = logging.getLogger(__name__)
 
 #: $ per 1M (prompt, completion) tokens. Edit for your provider; local servers cost 0.
 PRICES: dict[str, tuple[float, float]] = {
@@ -42,6 +56,12 @@ PRICES: dict[str, tuple[float, float]] = {
     "gpt-3.5-turbo": (0.5, 1.5),
     "text-davinci-003": (20.0, 20.0),
 }
+
+#: HTTP statuses that retrying cannot fix and that every request would get: raise at once.
+FATAL = {401: "authentication failed (check the key in ${env})", 403: "permission denied",
+         404: "model or endpoint not found"}
+RETRYABLE = {408, 409, 429}  # and every 5xx
+OVERLOAD = {408, 429, 503, 504, 529}  # and timeouts: fewer requests in flight
 
 
 @dataclass(frozen=True)
@@ -59,7 +79,8 @@ class ChatJudgeConfig:
     seed: int = 0  # order randomization
     base_url: str | None = None  # None: api.openai.com
     api_key_env: str = "OPENAI_API_KEY"  # the *name* of the variable, never the key
-    concurrency: int = 8
+    concurrency: int = 8  # the most prompts in flight
+    adaptive: bool = True  # lower the in-flight limit on timeouts / 429s (False: always `concurrency`)
     max_retries: int = 5
     parse_retries: int = 1
     timeout: float = 60.0
@@ -72,20 +93,102 @@ class ChatJudgeConfig:
 
 
 class JudgeAPIError(RuntimeError):
-    """A request that failed for good (after retries, or with an error retrying cannot fix)."""
+    """An error that retrying cannot fix and that every request would get (a wrong key, a wrong model)."""
+
+
+class _PromptFailed(Exception):
+    """One prompt failed for good; ``args[0]`` is the short reason recorded with its comparisons."""
+
+
+class _Aborted(Exception):
+    """Another prompt hit a fatal error: stop sending."""
+
+
+class AdaptiveLimit:
+    """How many requests may be in flight, adapted AIMD-style (like TCP's congestion window).
+
+    * Starts at ``ceiling``; an overload signal (a timeout, 429, 503) halves the limit (rounding up,
+      min 1), once per round: signals from requests sent before the last cut are stale (a burst of
+      timeouts cuts once), and :meth:`release` says so.
+    * ``limit`` successes in a row add 1, up to ``ceiling``; stepping back up to the limit that
+      overloaded last takes ``patience`` times as many, so a server at capacity is probed rarely.
+    * A request that timed out keeps its slot (the server is likely still working on it) until a
+      request sent after it succeeds, or for about one typical reply time (at most its own wait).
+
+    ``low`` is the lowest limit since :meth:`reset_low`. ``adaptive=False``: always ``ceiling``.
+    """
+
+    def __init__(self, ceiling: int, adaptive: bool = True, patience: int = 8):
+        self.ceiling = self.limit = self.low = max(1, ceiling)
+        self.adaptive, self.patience = adaptive, patience
+        self.in_flight = self.cuts = self._ok = self._sent = 0
+        self._bad = self.ceiling + 1  # the limit in force at the last overload signal
+        self._reply_seconds: float | None = None  # moving average over successes
+        self._ghosts: list[tuple[int, float]] = []  # (send number, until) of requests that timed out
+        self._cond = threading.Condition()
+
+    def acquire(self) -> tuple[int, int]:
+        """Wait for a free slot; returns the ticket to hand to :meth:`release`."""
+        with self._cond:
+            while True:
+                now = time.monotonic()
+                self._ghosts = [g for g in self._ghosts if g[1] > now]
+                if self.in_flight + len(self._ghosts) < self.limit:
+                    break
+                self._cond.wait(min(g[1] for g in self._ghosts) - now if self._ghosts else None)
+            self.in_flight += 1
+            self._sent += 1
+            return self.cuts, self._sent
+
+    def release(self, ticket: tuple[int, int], outcome: str, seconds: float = 0.0) -> bool:
+        """Free a slot after ``seconds``; ``outcome``: ``"ok"``, ``"timeout"``, ``"overload"`` or
+        ``"other"`` (no change). True for an overload signal that is stale (see the class doc)."""
+        cuts, sent = ticket
+        with self._cond:
+            self.in_flight -= 1
+            stale = False
+            if self.adaptive and outcome in ("timeout", "overload"):
+                self._ok = 0
+                stale = cuts != self.cuts
+                if not stale:
+                    self._bad = max(2, self.limit)
+                    self.limit = (self.limit + 1) // 2
+                    self.low = min(self.low, self.limit)
+                    self.cuts += 1
+                if outcome == "timeout":
+                    hold = min(seconds, self._reply_seconds or seconds)
+                    self._ghosts.append((sent, time.monotonic() + hold))
+            elif self.adaptive and outcome == "ok":
+                r = self._reply_seconds
+                self._reply_seconds = seconds if r is None else 0.8 * r + 0.2 * seconds
+                self._ghosts = [g for g in self._ghosts if g[0] > sent]  # served after them: they are done
+                self._ok += 1
+                run = self.limit * (self.patience if self.limit + 1 == self._bad else 1)
+                if self._ok >= run and self.limit < self.ceiling:
+                    self.limit, self._ok = self.limit + 1, 0
+            self._cond.notify_all()
+            return stale
+
+    def reset_low(self) -> None:
+        with self._cond:
+            self.low = self.limit
 
 
 class ChatJudge:
     """Preferences from a chat-completions model; see the module docstring."""
 
     def __init__(self, config: ChatJudgeConfig, cache: str | os.PathLike | AnnotationCache | None = None,
-                 client=None):
+                 client=None, limiter: AdaptiveLimit | None = None):
         self.config, self.name = config, config.name
         self.cache = cache if isinstance(cache, AnnotationCache) or cache is None else AnnotationCache(cache)
         self._client = client
         self._lock = threading.Lock()
+        self._abort = threading.Event()  # set by a fatal error: the other prompts stop sending
+        self._fatal: JudgeAPIError | None = None
+        self.limiter = limiter or AdaptiveLimit(config.concurrency, config.adaptive)  # shared: one per server
         self.requests = self.prompt_tokens = self.completion_tokens = self.comparisons = 0
         self.seconds = 0.0
+        self.last_summary: dict = {}
 
     # -- the client ---------------------------------------------------------------------------
     def client(self):
@@ -101,89 +204,178 @@ class ChatJudge:
             self._client = openai.OpenAI(api_key=key, base_url=c.base_url, max_retries=0, timeout=c.timeout)
         return self._client
 
+    def _redact(self, text: str) -> str:
+        """``text`` on one line, at most 120 characters, with no key in it."""
+        key = os.environ.get(self.config.api_key_env) or ""
+        if len(key) >= 4:
+            text = text.replace(key, "***")
+        text = re.sub(r"\b(sk-|Bearer\s+)[\w\-.*]{6,}", r"\1***", text)
+        text = " ".join(text.split())
+        return text if len(text) <= 120 else text[:117] + "..."
+
+    def _server_message(self, e) -> str:
+        body = getattr(e, "body", None)
+        msg = body.get("message") if isinstance(body, dict) else None
+        if isinstance(body, dict) and isinstance(body.get("error"), dict):
+            msg = body["error"].get("message")
+        return self._redact(str(msg)) if msg else ""
+
     def _request(self, messages: list[dict]) -> dict:
-        """One completion, retried on rate limits, server errors, timeouts and dropped connections."""
+        """One completion, retried on rate limits, server errors, timeouts and dropped connections.
+
+        Raises :class:`_PromptFailed` when this prompt fails for good, :class:`JudgeAPIError` on an
+        error every request would get (and then stops the other prompts).
+        """
         import openai
 
         c = self.config
-        retryable = (openai.RateLimitError, openai.InternalServerError, openai.APITimeoutError,
-                     openai.APIConnectionError)
-        for attempt in range(c.max_retries + 1):
+        failures = 0  # retries used: an overload already answered by a cut costs none (the limit was too high)
+        while True:
+            if self._abort.is_set():
+                raise _Aborted
+            ticket, outcome, wait = self.limiter.acquire(), "other", 0.0
+            t0 = time.monotonic()
             try:
+                if self._abort.is_set():
+                    raise _Aborted
                 with self._lock:
                     self.requests += 1
                 resp = self.client().chat.completions.create(
                     model=c.model, messages=messages, temperature=c.temperature, max_tokens=c.max_tokens)
+                outcome = "ok"
                 usage = resp.usage
                 return {"reply": resp.choices[0].message.content or "",
                         "prompt_tokens": getattr(usage, "prompt_tokens", 0) or 0,
                         "completion_tokens": getattr(usage, "completion_tokens", 0) or 0}
-            except retryable as e:
-                if attempt == c.max_retries:
-                    raise JudgeAPIError(f"judge {c.name!r} ({c.model}): gave up after {attempt + 1} tries: "
-                                        f"{type(e).__name__}") from None
-                time.sleep(c.backoff * 2 ** attempt * (0.5 + random.random()))
-            except openai.APIStatusError as e:  # 400, 401, 404...: retrying will not help
-                raise JudgeAPIError(f"judge {c.name!r} ({c.model}): HTTP {e.status_code}") from None
-        raise AssertionError("unreachable")
+            except openai.APITimeoutError:
+                outcome, why = "timeout", "timeout"
+            except openai.APIConnectionError:
+                why = "connection error"
+            except openai.APIStatusError as e:
+                code = e.status_code
+                if code in FATAL:
+                    what = FATAL[code].replace("${env}", c.api_key_env)
+                    detail = self._server_message(e)
+                    self._fatal = JudgeAPIError(f"judge {c.name!r} ({c.model} at {c.base_url or 'api.openai.com'}): "
+                                                f"HTTP {code} {what}" + (f": {detail}" if detail else ""))
+                    self._abort.set()
+                    raise self._fatal from None
+                if code not in RETRYABLE and code < 500:  # 400, 413, 422...: this prompt, for good
+                    detail = self._server_message(e)
+                    raise _PromptFailed(f"HTTP {code}" + (f": {detail}" if detail else "")) from None
+                outcome = "overload" if code in OVERLOAD else "other"
+                why = f"HTTP {code}"
+                try:
+                    wait = min(float(e.response.headers.get("retry-after", 0)), 60.0)
+                except (TypeError, ValueError):
+                    wait = 0.0
+            finally:
+                stale = self.limiter.release(ticket, outcome, time.monotonic() - t0)
+            if not stale:
+                failures += 1
+            if failures > c.max_retries:
+                raise _PromptFailed(f"{why} after {c.max_retries} retr{'y' if c.max_retries == 1 else 'ies'}")
+            self._abort.wait(max(wait, c.backoff * 2 ** max(failures - 1, 0) * (0.5 + random.random())))
 
     # -- one prompt ---------------------------------------------------------------------------
-    def _ask(self, shown: list[dict]) -> list[int | None]:
-        """Preferences for one prompt's comparisons (as shown), from the cache or the server."""
+    def _ask(self, shown: list[dict]) -> tuple[list[int | None], str | None]:
+        """(preferences, error) for one prompt's comparisons (as shown), from the cache or the server."""
         c = self.config
         messages = build_messages(shown, c.output_format, c.in_context, c.prefer)
         key = cache_key(c.answer_config(), messages)
         hit = self.cache.get(key) if self.cache is not None else None
         if hit is not None:
-            return parse_reply(hit["reply"], len(shown), c.output_format)
+            return parse_reply(hit["reply"], len(shown), c.output_format), None
         t0 = time.perf_counter()
         tokens = [0, 0]
-        for _ in range(c.parse_retries + 1):
-            ans = self._request(messages)
-            tokens[0] += ans["prompt_tokens"]
-            tokens[1] += ans["completion_tokens"]
-            prefs = parse_reply(ans["reply"], len(shown), c.output_format)
-            if None not in prefs:
-                break
-        ans.update(prompt_tokens=tokens[0], completion_tokens=tokens[1])  # what was paid, retries included
-        with self._lock:
-            self.prompt_tokens += tokens[0]
-            self.completion_tokens += tokens[1]
-            self.seconds += time.perf_counter() - t0
+        try:
+            for _ in range(c.parse_retries + 1):
+                ans = self._request(messages)
+                tokens[0] += ans["prompt_tokens"]
+                tokens[1] += ans["completion_tokens"]
+                prefs = parse_reply(ans["reply"], len(shown), c.output_format)
+                if None not in prefs:
+                    break
+        except _PromptFailed as e:
+            return [None] * len(shown), str(e)  # not cached: the next run asks again
+        finally:
+            with self._lock:  # what was paid, retries included
+                self.prompt_tokens += tokens[0]
+                self.completion_tokens += tokens[1]
+                self.seconds += time.perf_counter() - t0
+        ans.update(prompt_tokens=tokens[0], completion_tokens=tokens[1])
         if self.cache is not None:
             self.cache.put(key, ans)
-        return prefs
+        return prefs, None
 
     # -- the interface ------------------------------------------------------------------------
     def annotate_pairs(self, records: list[dict], seed: int = 0) -> list[dict]:
-        """Annotate each pair; each is shown in a random (seeded, so cacheable) order."""
+        """Annotate each pair; each is shown in a random (seeded, so cacheable) order.
+
+        Comparisons whose prompt failed for good get ``preference=None`` and ``error``; see
+        :attr:`last_summary` and the logged summary line.
+        """
         c = self.config
         rng = random.Random(f"{c.name}-{c.seed}-{seed}")
         swaps = [rng.random() < 0.5 for _ in records]
         shown = [dict(r, output_1=r["output_2"], output_2=r["output_1"]) if s else r for r, s in zip(records, swaps)]
         chunks = [list(range(i, min(i + c.batch_size, len(records)))) for i in range(0, len(records), c.batch_size)]
         prefs: list[int | None] = [None] * len(records)
-        with ThreadPoolExecutor(max_workers=c.concurrency) as pool, \
-                tqdm(total=len(records), desc=c.name, unit="pair", leave=False) as bar:
-            futures = [(idx, pool.submit(self._ask, [shown[i] for i in idx])) for idx in chunks]
-            for idx, fut in futures:
-                for i, p in zip(idx, fut.result()):
-                    prefs[i] = None if p is None else (3 - p if swaps[i] else p)
-                bar.update(len(idx))
-        self.comparisons += len(records)
-        return [dict(r, preference=p, annotator=c.name) for r, p in zip(records, prefs)]
+        errors: list[str | None] = [None] * len(records)
+        if chunks:
+            self.client()  # a missing key fails here, before any request
+        self._abort.clear()
+        self._fatal = None
+        self.limiter.reset_low()
+        pool = ThreadPoolExecutor(max_workers=c.concurrency)
+        try:
+            with tqdm(total=len(records), desc=c.name, unit="pair", leave=False) as bar:
+                futures = [(idx, pool.submit(self._ask, [shown[i] for i in idx])) for idx in chunks]
+                for idx, fut in futures:
+                    ps, err = fut.result()
+                    for i, p in zip(idx, ps):
+                        prefs[i] = None if p is None else (3 - p if swaps[i] else p)
+                        errors[i] = err
+                    bar.update(len(idx))
+        except BaseException as e:  # a fatal error (or Ctrl-C): send nothing more
+            self._abort.set()
+            pool.shutdown(wait=not isinstance(e, KeyboardInterrupt), cancel_futures=True)
+            if isinstance(e, _Aborted) and self._fatal is not None:
+                raise self._fatal from None
+            raise
+        pool.shutdown()
+        reasons = Counter(e for e in errors if e is not None)
+        failed = sum(reasons.values())
+        self.comparisons += len(records) - failed
+        self.last_summary = {"judge": c.name, "n": len(records), "failed": failed, "reasons": dict(reasons),
+                             "missing": sum(p is None for p in prefs), "limit": self.limiter.limit,
+                             "low": self.limiter.low}
+        if failed:
+            why = "; ".join(r if len(reasons) == 1 else f"{r} ({k})" for r, k in reasons.most_common())
+            log.warning("%s: %d of %d comparisons failed: %s (rerun to retry them)", c.name, failed, len(records), why)
+        out = []
+        for r, p, e in zip(records, prefs, errors):
+            a = {k: v for k, v in r.items() if k != "error"}
+            out.append(dict(a, preference=p, annotator=c.name) | ({"error": e} if e else {}))
+        return out
 
     def cost_per_1000(self) -> float:
-        """Dollars per 1000 comparisons so far, from token usage and :data:`PRICES` (0 if unknown)."""
+        """Dollars per 1000 comparisons answered so far, from token usage and :data:`PRICES` (0 if unknown)."""
         p_in, p_out = PRICES.get(self.config.model, (0.0, 0.0))
         dollars = (self.prompt_tokens * p_in + self.completion_tokens * p_out) / 1e6
         return 1000 * dollars / max(self.comparisons, 1)
 
 
 def chat_pool(configs: list[ChatJudgeConfig], cache: str | os.PathLike, **overrides) -> list[ChatJudge]:
-    """ChatJudges sharing one cache (``overrides``: e.g. ``base_url=``, ``concurrency=``)."""
+    """ChatJudges sharing one cache, and one in-flight limit per (server, model) (``overrides``: e.g.
+    ``base_url=``, ``concurrency=``): what one judge learns about a slow server, the next one keeps."""
     store = AnnotationCache(cache)
-    return [ChatJudge(dataclasses.replace(c, **overrides), cache=store) for c in configs]
+    limits: dict[tuple, AdaptiveLimit] = {}
+    judges = []
+    for c in (dataclasses.replace(c, **overrides) for c in configs):
+        limit = limits.setdefault((c.base_url, c.model), AdaptiveLimit(c.concurrency, c.adaptive))
+        judges.append(ChatJudge(c, cache=store, limiter=limit))
+    return judges
 
 
 #: The pool's model families mapped to API model names (override for your provider).

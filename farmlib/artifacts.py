@@ -152,3 +152,8 @@ def write_json(path: str | Path, obj) -> None:
 
 def read_json(path: str | Path):
     return json.loads(Path(path).read_text())
+
+
+def read_artifact(path: str | Path, name: str = "history.json"):
+    """A JSON file of an artifact folder: a trainer's ``history.json``, ``train_info.json``, ``held_out.json``."""
+    return read_json(Path(path) / name)

@@ -5,7 +5,7 @@ import logging
 import pytest
 
 from farmlib.annotation_cache import AnnotationCache
-from farmlib.api_judge import ChatJudge, ChatJudgeConfig, JudgeAPIError, chat_configs
+from farmlib.api_judge import AdaptiveLimit, ChatJudge, ChatJudgeConfig, JudgeAPIError, chat_configs, chat_pool
 from farmlib.loopback import LoopbackServer
 from farmlib.prompts import build_messages, inject, parse_reply
 
@@ -61,9 +61,13 @@ def test_retries_transient_faults(tmp_path, fault):
     assert srv.requests == 4
 
 
-def test_gives_up_loudly_after_max_retries(tmp_path):
-    with LoopbackServer(faults=["500"] * 10) as srv, pytest.raises(JudgeAPIError, match="gave up after 3 tries"):
-        judge(srv, tmp_path, max_retries=2, concurrency=1).annotate_pairs(pairs(1))
+def test_gives_up_after_max_retries_and_records_the_error(tmp_path, caplog):
+    with LoopbackServer(faults=["500"] * 10) as srv:
+        j = judge(srv, tmp_path, max_retries=2, concurrency=1)
+        out = j.annotate_pairs(pairs(1))  # returns: a failed prompt no longer throws the batch away
+    assert out[0]["preference"] is None and out[0]["error"] == "HTTP 500 after 2 retries"
+    assert srv.requests == 3
+    assert "loop: 1 of 1 comparisons failed: HTTP 500 after 2 retries (rerun to retry them)" in caplog.text
 
 
 def test_garbage_is_retried_then_missing_never_defaulted(tmp_path):
@@ -84,16 +88,17 @@ def test_batched_reply_missing_an_item(tmp_path):
     assert prefs.count(None) == 1 and prefs.count(2) == 2
 
 
-def test_crash_mid_run_loses_nothing_answered(tmp_path):
-    # 2 prompts answered, then the server fails for good: the run raises, the 2 are cached.
+def test_server_dying_mid_run_loses_nothing_answered(tmp_path):
+    # 2 prompts answered, then the server fails for good: the run returns, the 2 are cached, 2 failed.
     with LoopbackServer(faults=[None, None] + ["500"] * 20) as srv:
-        with pytest.raises(JudgeAPIError):
-            judge(srv, tmp_path, max_retries=1, concurrency=1).annotate_pairs(pairs(4))
-    assert len(AnnotationCache(tmp_path / "cache.sqlite")) == 2
+        j = judge(srv, tmp_path, max_retries=1, concurrency=1)
+        out = j.annotate_pairs(pairs(4))
+    assert [r["preference"] for r in out] == [2, 2, None, None]
+    assert j.last_summary["failed"] == 2 and len(AnnotationCache(tmp_path / "cache.sqlite")) == 2
     with LoopbackServer() as srv:
         out = judge(srv, tmp_path, concurrency=1).annotate_pairs(pairs(4))
         assert srv.requests == 2  # only the two unanswered prompts
-    assert [r["preference"] for r in out] == [2] * 4
+    assert [r["preference"] for r in out] == [2] * 4 and not any("error" in r for r in out)
 
 
 def test_http_errors_that_retrying_cannot_fix(tmp_path, monkeypatch):
@@ -138,3 +143,94 @@ def test_chat_configs_mirror_the_pool():
     cfgs = chat_configs(base_url="http://localhost:8000/v1")
     assert len(cfgs) == 13 and {c.prefer for c in cfgs} == {"", "long", "short"}
     assert {c.batch_size for c in cfgs} == {1, 2, 3, 4, 5} and {c.output_format for c in cfgs} == {"raw", "json"}
+
+
+# -- adapting to a slow or overloaded server, and failing per prompt -------------------------------
+def test_adaptive_limit_halves_once_per_burst_and_grows_back():
+    lim = AdaptiveLimit(8, patience=8)
+    burst = [lim.acquire() for _ in range(8)]
+    assert [lim.release(t, "overload") for t in burst] == [False] + [True] * 7  # one cut; 7 stale signals
+    assert lim.limit == 4 and lim.low == 4
+    for _ in range(3):  # fresh signals: 4 -> 2 -> 1 -> 1
+        lim.release(lim.acquire(), "overload")
+    assert lim.limit == 1 and lim.low == 1
+    for _ in range(7):  # back to 2, where it overloaded last: patience * 1 successes
+        lim.release(lim.acquire(), "ok")
+    assert lim.limit == 1
+    lim.release(lim.acquire(), "ok")
+    assert lim.limit == 2
+    for _ in range(2 + 3 + 4 + 5 + 6 + 7):  # then `limit` successes in a row add 1, up to the ceiling
+        lim.release(lim.acquire(), "ok")
+    assert lim.limit == 8
+    fixed = AdaptiveLimit(8, adaptive=False)
+    fixed.release(fixed.acquire(), "overload")
+    assert fixed.limit == 8
+
+
+def test_single_slot_slow_server_adapts_instead_of_timing_out(tmp_path):
+    # The issue, scaled down: one slot, 0.2 s a reply, 0.5 s timeout, 8 in flight. Requests queue
+    # behind each other (the 3rd waits 0.6 s) and those that time out are still served. The old
+    # client retried into the queue and gave up on every request; this one cuts its limit and ends
+    # with every comparison answered.
+    with LoopbackServer(slots=1, latency=0.2) as srv:
+        j = judge(srv, tmp_path, batch_size=2, concurrency=8, timeout=0.5)
+        out = j.annotate_pairs(pairs(10))
+    assert [r["preference"] for r in out] == [2] * 10
+    assert j.last_summary["failed"] == 0 and not any("error" in r for r in out)
+    assert j.limiter.low < 8 and j.last_summary["low"] < 8  # the limiter went down
+    assert srv.requests < 5 * 4  # 5 prompts; not a retry storm
+
+
+def test_429s_above_capacity_cut_the_limit_and_it_grows_back_when_they_stop(tmp_path):
+    # A provider that takes 2 requests at once and answers 429 to the rest. The old client kept 8
+    # in flight, drew ~45 429s for 16 prompts and gave up; this one settles at <= 2 in flight.
+    with LoopbackServer(capacity=2, latency=0.1) as srv:
+        j = judge(srv, tmp_path, concurrency=8)
+        out = j.annotate_pairs(pairs(16))
+        assert [r["preference"] for r in out] == [2] * 16 and j.last_summary["failed"] == 0
+        assert j.last_summary["low"] <= 2 and srv.rejected < 16
+        srv.capacity = None  # the 429s stop: 64 more prompts bring the limit back up
+        j.annotate_pairs(pairs(80)[16:])
+    assert j.limiter.limit == 8
+
+
+@pytest.mark.parametrize("fault,reason", [("500", "HTTP 500 after 2 retries"), ("slow", "timeout after 2 retries"),
+                                          ("400", "HTTP 400: This model's maximum context length is 8192 tokens")])
+def test_a_prompt_that_fails_for_good_is_recorded_reported_and_retried_next_run(tmp_path, caplog, fault, reason):
+    cache = tmp_path / "cache.sqlite"
+    with LoopbackServer(fail_on={"Describe animal 3.": fault}, slow=1.0) as srv:
+        j = judge(srv, tmp_path, batch_size=2, concurrency=4, max_retries=2, timeout=0.3)
+        out = j.annotate_pairs(pairs(6))  # prompts: (0, 1), (2, 3), (4, 5); the one with 3 always fails
+    assert [r["preference"] for r in out] == [2, 2, None, None, 2, 2]
+    assert [r.get("error") for r in out] == [None, None, reason, reason, None, None]
+    assert j.last_summary == {"judge": "loop", "n": 6, "failed": 2, "reasons": {reason: 2}, "missing": 2,
+                              "limit": j.limiter.limit, "low": j.limiter.low}
+    assert f"loop: 2 of 6 comparisons failed: {reason} (rerun to retry them)" in caplog.text
+    assert SECRET not in caplog.text and SECRET not in repr(out)
+    assert len(AnnotationCache(cache)) == 2  # the failure was not cached
+    with LoopbackServer() as srv:  # healthy again: the rerun asks only the failed prompt
+        j = judge(srv, tmp_path, batch_size=2, concurrency=4)
+        again = j.annotate_pairs(out)
+        assert srv.requests == 1 and "Describe animal 3." in srv.prompts[0]
+    assert [r["preference"] for r in again] == [2] * 6 and not any("error" in r for r in again)
+    assert j.last_summary["failed"] == 0
+
+
+@pytest.mark.parametrize("code", [401, 404])
+def test_errors_every_request_would_get_raise_at_once_with_one_line(tmp_path, code):
+    other = {"api_key": "sk-the-right-one-0000"} if code == 401 else {"fail_on": {"Describe": "404"}}
+    with LoopbackServer(**other) as srv:
+        with pytest.raises(JudgeAPIError) as err:
+            judge(srv, tmp_path, concurrency=2, max_retries=5).annotate_pairs(pairs(20))
+    msg = str(err.value)
+    assert msg.startswith(f"judge 'loop' (loop-model at {srv.url}): HTTP {code} ") and "\n" not in msg
+    assert ("authentication failed (check the key in FARM_TEST_KEY)" in msg) if code == 401 else \
+        ("model or endpoint not found: The model `loop-model` does not exist" in msg)
+    assert SECRET not in msg  # the loopback server echoes the key it was sent in its 401 message
+    assert srv.requests <= 2  # no retries, and the other prompts were not sent
+
+
+def test_pool_judges_on_one_server_share_what_they_learned(tmp_path):
+    cfgs = [ChatJudgeConfig(n, model="loop-model") for n in ("a", "b")] + [ChatJudgeConfig("c", model="other")]
+    a, b, c = chat_pool(cfgs, tmp_path / "cache.sqlite", base_url="http://127.0.0.1:9/v1", concurrency=4)
+    assert a.limiter is b.limiter and a.limiter is not c.limiter and a.limiter.ceiling == 4
