@@ -20,8 +20,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from farmlib.api_judge import ChatJudge, ChatJudgeConfig
-from farmlib.loopback import LoopbackServer
+from farmlib.annotators.api_judge import ChatJudge, ChatJudgeConfig
+from farmlib.annotators.loopback import LoopbackServer
 
 
 def make_pairs(n_pairs: int) -> list[dict]:
@@ -74,7 +74,7 @@ def main() -> None:
     ap.add_argument("--batch", type=int, default=2)
     a = ap.parse_args()
     os.environ.pop("OPENAI_API_KEY", None)
-    logging.getLogger("farmlib.api_judge").setLevel(logging.ERROR)  # failures are counted below
+    logging.getLogger("farmlib.annotators.api_judge").setLevel(logging.ERROR)  # failures are counted below
     seq, _ = run(1, a.latency, a.pairs)
     par, rerun = run(a.n, a.latency, a.pairs)
     ratio = par / seq

@@ -98,7 +98,7 @@ def test_annotate_samples_pairs_two_outputs():
 
 
 def test_local_lm_judge_on_a_tiny_model(micro_farm):
-    from farmlib.lm_judge import LMJudge
+    from farmlib.annotators.lm_judge import LMJudge
 
     judge = LMJudge(micro_farm.load(micro_farm.sft_model()), micro_farm.tokenizer(), temperature=1.0, batch_size=4)
     recs = _pairs(10)

@@ -4,10 +4,17 @@ import logging
 
 import pytest
 
-from farmlib.annotation_cache import AnnotationCache
-from farmlib.api_judge import AdaptiveLimit, ChatJudge, ChatJudgeConfig, JudgeAPIError, chat_configs, chat_pool
-from farmlib.loopback import LoopbackServer
-from farmlib.prompts import build_messages, inject, parse_reply
+from farmlib.annotators.api_judge import (
+    AdaptiveLimit,
+    ChatJudge,
+    ChatJudgeConfig,
+    JudgeAPIError,
+    chat_configs,
+    chat_pool,
+)
+from farmlib.annotators.cache import AnnotationCache
+from farmlib.annotators.loopback import LoopbackServer
+from farmlib.annotators.prompts import build_messages, inject, parse_reply
 
 pytest.importorskip("openai")
 

@@ -123,7 +123,7 @@ def train(farm, cfg: RewardModelConfig | None = None) -> str:
     """Fit the reward model on ``cfg.annotator``'s preference pairs; an artifact with ``metrics.json``
     (held-out accuracy against the annotator's labels and against R*)."""
     cfg = cfg or farm.method_config("reward_model")
-    from farmlib.validation import sft_pairs
+    from farmlib.annotators.validation import sft_pairs
 
     tr = farm.preference_data(cfg.annotator)
     sft, tok, max_len = farm.sft_model(), farm.tokenizer(), farm.profile.model.max_length

@@ -42,8 +42,8 @@ from dataclasses import dataclass
 
 from tqdm.auto import tqdm
 
-from farmlib.annotation_cache import AnnotationCache, cache_key
-from farmlib.prompts import build_messages, parse_reply
+from farmlib.annotators.cache import AnnotationCache, cache_key
+from farmlib.annotators.prompts import build_messages, parse_reply
 
 log = logging.getLogger(__name__)
 

@@ -35,7 +35,7 @@ import time
 from collections import deque
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from farmlib.prompts import INJECTION
+from farmlib.annotators.prompts import INJECTION
 
 
 def _judge_message(text: str, gullible: bool) -> list[str]:

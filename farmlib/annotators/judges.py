@@ -1,116 +1,25 @@
-"""Simulated annotators: a crowd of people (``p_human``) and a pool of judges (``p_sim``).
+"""Simulated judges (``p_sim``): FarmWorld's stand-ins for LLM judges, and the paper's pools.
 
-A comparison is an AlpacaEval record ``(instruction, input, output_1, output_2)``; annotating
-it adds ``preference`` (1 or 2, ``None`` if the annotator gave no usable answer) and
-``annotator``.
-
-* **People** (:class:`Crowd`): each simulated person feels the true reward's parts with
-  personal weights, and answers with intra-annotator noise. The crowd is what AlpacaFarm's
-  crowd workers are in the paper: the ground truth of preference, noisy and diverse.
-* **Judges** (:class:`ProxyJudge`): FarmWorld's stand-ins for LLM judges. A judge never sees
-  ``R*``; it reads the text with a *belief* about the world (right for the facts it knows,
-  wrong for the others), can check closed-form answers, and has the biases LLM judges show:
-  verbosity, list formatting, output position, sampling noise. A pool of 13 varies like the
-  paper's (model strength, prompt format, batch size, in-context examples, output format, two
-  members told to prefer long / short answers).
-* ``p_sim^eval`` (:func:`pool_eval`): a random pool member per comparison; ``p_sim^ann``
-  (:func:`pool_ann`): the same mixed with a fair coin (25 % flips), so half the pairs need
-  no judge at all; ``p_sim^single`` (:func:`single_judge`): one deterministic strong judge.
+A judge never sees ``R*``; it reads the text with a *belief* about the world (right for the facts it
+knows, wrong for the others), can check closed-form answers, and has the biases LLM judges show:
+verbosity, list formatting, output position, sampling noise. A pool of 13 varies like the paper's
+(model strength, prompt format, batch size, in-context examples, output format, two members told to
+prefer long / short answers). ``p_sim^eval`` (:func:`pool_eval`): a random member per comparison;
+``p_sim^ann`` (:func:`pool_ann`): the same mixed with a fair coin (25 % flips); ``p_sim^single``
+(:func:`single_judge`): one deterministic strong judge.
 """
 
 from __future__ import annotations
 
 import hashlib
-import math
 import random
 import time
-from dataclasses import dataclass, field, replace
-from typing import Protocol
+from dataclasses import dataclass, replace
 
-from farmlib.world import ATTRIBUTES, REWARD_WEIGHTS, TOOLS, FarmWorld
-
-
-class Annotator(Protocol):
-    name: str
-
-    def annotate_pairs(self, records: list[dict]) -> list[dict]: ...
+from farmlib.annotators.base import _sigmoid
+from farmlib.world import ATTRIBUTES, TOOLS, FarmWorld
 
 
-def _sigmoid(x: float) -> float:
-    return 1 / (1 + math.exp(-max(min(x, 50), -50)))
-
-
-def annotate_samples(annotator: Annotator, records: list[dict], seed: int = 0) -> list[dict]:
-    """Records with a list of ``output``s: pair two distinct samples per record, then annotate."""
-    rng = random.Random(seed)
-    pairs = []
-    for r in records:
-        outs = list(r["output"])
-        if len(outs) < 2:
-            raise ValueError(f"annotate_samples needs >= 2 outputs per record, got {len(outs)}")
-        i, j = rng.sample(range(len(outs)), 2)
-        pairs.append({k: v for k, v in r.items() if k != "output"} | {"output_1": outs[i], "output_2": outs[j]})
-    return annotator.annotate_pairs(pairs)
-
-
-# ---------------------------------------------------------------------------------------------
-# People
-@dataclass
-class Person:
-    """One simulated crowd worker: personal weights on R*'s parts, and a noise scale."""
-
-    id: int
-    weights: dict[str, float]
-    noise: float
-
-
-@dataclass
-class Crowd:
-    """``p_human`` in FarmWorld: people whose average taste is the true reward R*.
-
-    Each person scales R*'s weights by their own factors (log-normal, spread ``taste_spread``)
-    and prefers output 2 with probability ``sigmoid(Δu / noise)``. The defaults are calibrated
-    (chapter "Validating the simulated annotators") to the real crowd's statistics on pairs of
-    SFT outputs; everything downstream is measured, not tuned.
-    """
-
-    world: FarmWorld
-    n_people: int = 16
-    taste_spread: float = 0.5
-    noise: float = 0.12
-    seed: int = 0
-    name: str = "human"
-    people: list[Person] = field(default_factory=list, init=False)
-
-    def __post_init__(self) -> None:
-        rng = random.Random(f"crowd-{self.seed}")
-        for i in range(self.n_people):
-            w = {k: v * math.exp(rng.gauss(0, self.taste_spread) - self.taste_spread ** 2 / 2)
-                 for k, v in REWARD_WEIGHTS.items()}
-            self.people.append(Person(i, w, self.noise * math.exp(rng.gauss(0, 0.3))))
-
-    def utility(self, person: Person, instruction: str, input: str, output: str) -> float:
-        parts = self.world.reward_breakdown(instruction, input, output)
-        return sum(person.weights[k] * parts[k] for k in person.weights)
-
-    def p_prefer_2(self, person: Person, rec: dict) -> float:
-        u1 = self.utility(person, rec["instruction"], rec.get("input", ""), rec["output_1"])
-        u2 = self.utility(person, rec["instruction"], rec.get("input", ""), rec["output_2"])
-        return _sigmoid((u2 - u1) / person.noise)
-
-    def annotate_pairs(self, records: list[dict], person: int | None = None, seed: int = 0) -> list[dict]:
-        """One annotation per record, by a random person (or by ``person``)."""
-        rng = random.Random(f"{self.name}-{seed}")
-        out = []
-        for r in records:
-            p = self.people[person if person is not None else rng.randrange(self.n_people)]
-            pref = 2 if rng.random() < self.p_prefer_2(p, r) else 1
-            out.append(dict(r, preference=pref, annotator=f"{self.name}:{p.id}"))
-        return out
-
-
-# ---------------------------------------------------------------------------------------------
-# Judges
 @dataclass(frozen=True)
 class JudgeConfig:
     """One simulated LLM judge, described the way the paper's pool members differ."""
@@ -259,71 +168,3 @@ def single_judge(world: FarmWorld, seed: int = 0) -> ProxyJudge:
     cfg = replace(default_pool(seed)[1], name="p_sim_single", temperature=0.0)
     return ProxyJudge(world, cfg)
 
-
-# ---------------------------------------------------------------------------------------------
-# The paper's statistics of an annotator
-def majority(prefs: list[int]) -> int | None:
-    """Majority of 1/2 labels; None on a tie or when empty."""
-    ones, twos = prefs.count(1), prefs.count(2)
-    return None if ones == twos else (1 if ones > twos else 2)
-
-
-def heldout_agreement(annotations: list[list[int | None]]) -> float:
-    """Mean agreement of one held-out label with the majority of the others (ties skipped).
-
-    ``annotations[i]`` holds several labels of pair i (by different people, or repeated draws of
-    one simulator). With four labels per pair, that is the paper's "held-out vs majority of 3".
-    """
-    hits = total = 0
-    for labels in annotations:
-        labels = [x for x in labels if x is not None]
-        for k in range(len(labels)):
-            m = majority(labels[:k] + labels[k + 1:])
-            if m is not None:
-                hits += labels[k] == m
-                total += 1
-    return hits / total if total else float("nan")
-
-
-def agreement_with(labels: list[int | None], reference: list[int | None]) -> float:
-    """Share of pairs where ``labels`` equals ``reference`` (both present)."""
-    pairs = [(a, b) for a, b in zip(labels, reference) if a is not None and b is not None]
-    return sum(a == b for a, b in pairs) / len(pairs) if pairs else float("nan")
-
-
-def prefers_longer(records: list[dict]) -> float:
-    """P(the chosen output is the longer one), over pairs of different lengths."""
-    xs = [(r["preference"] == 2) == (len(r["output_2"]) > len(r["output_1"]))
-          for r in records if r.get("preference") in (1, 2) and len(r["output_1"]) != len(r["output_2"])]
-    return sum(xs) / len(xs) if xs else float("nan")
-
-
-def prefers_lists(records: list[dict]) -> float:
-    """P(the chosen output is the one formatted as a list), over pairs where exactly one is."""
-    from farmlib.world import is_list
-
-    xs = []
-    for r in records:
-        l1, l2 = is_list(r["output_1"]), is_list(r["output_2"])
-        if r.get("preference") in (1, 2) and l1 != l2:
-            xs.append((r["preference"] == 2) == l2)
-    return sum(xs) / len(xs) if xs else float("nan")
-
-
-def injection_effect(annotator: Annotator, records: list[dict], seed: int = 0) -> dict[str, float]:
-    """How often output_1 wins with and without a prompt injection appended to it.
-
-    ``records`` are pairs; the injection (:data:`farmlib.prompts.INJECTION`) asks the judge to answer
-    "Output (a)". Returns the win-rate of output_1 before and after, and the share of missing labels.
-    """
-    from farmlib.prompts import inject
-
-    before = annotator.annotate_pairs(records, seed=seed)
-    after = annotator.annotate_pairs(inject(records, side=1), seed=seed)
-
-    def wins(anns: list[dict]) -> float:
-        xs = [a["preference"] == 1 for a in anns if a["preference"] in (1, 2)]
-        return sum(xs) / len(xs) if xs else float("nan")
-
-    return {"win_before": wins(before), "win_injected": wins(after),
-            "missing_injected": sum(a["preference"] is None for a in after) / max(len(after), 1)}

@@ -1,7 +1,7 @@
 """A local causal LM as judge: the preference is read from the log-probabilities of ``a`` and ``b``.
 
 Works with any HF causal LM (a small local model, or a 7B instruction model on a GPU). The prompt
-(:func:`farmlib.prompts.completion_prompt`) ends with ``Preferred:``; the judge compares the
+(:func:`farmlib.annotators.prompts.completion_prompt`) ends with ``Preferred:``; the judge compares the
 next-token log-probabilities of `` a`` and `` b``. At temperature 0 it takes the larger, otherwise
 it samples from the two-way softmax. Outputs are shown in a seeded random order, and cost is the
 measured seconds (there is no bill).
@@ -14,7 +14,7 @@ import time
 
 import torch
 
-from farmlib.prompts import completion_prompt
+from farmlib.annotators.prompts import completion_prompt
 
 
 class LMJudge:

@@ -1,0 +1,68 @@
+"""Simulated people (``p_human``): each person feels the true reward's parts with personal weights
+and answers with intra-annotator noise. The crowd is what AlpacaFarm's crowd workers are in the
+paper: the ground truth of preference, noisy and diverse."""
+
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass, field
+
+from farmlib.annotators.base import _sigmoid
+from farmlib.world import REWARD_WEIGHTS, FarmWorld
+
+
+@dataclass
+class Person:
+    """One simulated crowd worker: personal weights on R*'s parts, and a noise scale."""
+
+    id: int
+    weights: dict[str, float]
+    noise: float
+
+
+@dataclass
+class Crowd:
+    """``p_human`` in FarmWorld: people whose average taste is the true reward R*.
+
+    Each person scales R*'s weights by their own factors (log-normal, spread ``taste_spread``)
+    and prefers output 2 with probability ``sigmoid(Δu / noise)``. The defaults are calibrated
+    (chapter "Validating the simulated annotators") to the real crowd's statistics on pairs of
+    SFT outputs; everything downstream is measured, not tuned.
+    """
+
+    world: FarmWorld
+    n_people: int = 16
+    taste_spread: float = 0.5
+    noise: float = 0.12
+    seed: int = 0
+    name: str = "human"
+    people: list[Person] = field(default_factory=list, init=False)
+
+    def __post_init__(self) -> None:
+        rng = random.Random(f"crowd-{self.seed}")
+        for i in range(self.n_people):
+            w = {k: v * math.exp(rng.gauss(0, self.taste_spread) - self.taste_spread ** 2 / 2)
+                 for k, v in REWARD_WEIGHTS.items()}
+            self.people.append(Person(i, w, self.noise * math.exp(rng.gauss(0, 0.3))))
+
+    def utility(self, person: Person, instruction: str, input: str, output: str) -> float:
+        parts = self.world.reward_breakdown(instruction, input, output)
+        return sum(person.weights[k] * parts[k] for k in person.weights)
+
+    def p_prefer_2(self, person: Person, rec: dict) -> float:
+        u1 = self.utility(person, rec["instruction"], rec.get("input", ""), rec["output_1"])
+        u2 = self.utility(person, rec["instruction"], rec.get("input", ""), rec["output_2"])
+        return _sigmoid((u2 - u1) / person.noise)
+
+    def annotate_pairs(self, records: list[dict], person: int | None = None, seed: int = 0) -> list[dict]:
+        """One annotation per record, by a random person (or by ``person``)."""
+        rng = random.Random(f"{self.name}-{seed}")
+        out = []
+        for r in records:
+            p = self.people[person if person is not None else rng.randrange(self.n_people)]
+            pref = 2 if rng.random() < self.p_prefer_2(p, r) else 1
+            out.append(dict(r, preference=pref, annotator=f"{self.name}:{p.id}"))
+        return out
+
+
