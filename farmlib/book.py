@@ -145,7 +145,8 @@ def execute_notebook(src: Path, dst: Path, parameters: dict, cwd: Path | None = 
 
 
 def _hide_default_parameters(path: Path) -> None:
-    """In the executed copy, hide the defaults cell: papermill's injected cell shows what ran."""
+    """In the executed copy, remove the defaults cell and collapse papermill's injected cell (the
+    parameters that ran stay one click away)."""
     import nbformat
 
     nb = nbformat.read(path, as_version=4)
@@ -154,6 +155,8 @@ def _hide_default_parameters(path: Path) -> None:
             tags = c.metadata.get("tags", [])
             if "parameters" in tags and "remove-cell" not in tags:
                 c.metadata["tags"] = tags + ["remove-cell"]
+            if "injected-parameters" in tags and "hide-input" not in tags:
+                c.metadata["tags"] = tags + ["hide-input"]
         nbformat.write(nb, path)
 
 
