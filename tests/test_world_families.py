@@ -23,12 +23,15 @@ from farmlib.world import (
     REFERENCE,
     TOOLS,
     FarmWorld,
+    Task,
     Writer,
     make_splits,
+    words,
 )
+from farmlib.world.families import Family
 
 #: sha256 of ``fingerprint()``, recorded on the world before families became one object each.
-EXPECTED = "663d1da10895ca048117d8bed02aa29776567d5d90f8506ed1358a8f55f39a1d"
+EXPECTED = "ac07000cb75af9f30d62e6528c44a091b4a2250189364ed7921e1167422d09d8"
 
 MICRO = {"sft": 100, "preference": 100, "unlabeled": 200, "val": 20, "eval": 24}
 BIGGER = {"sft": 2000, "preference": 300, "unlabeled": 300, "val": 50, "eval": 100}
@@ -36,6 +39,19 @@ POOR = Writer("poor", accuracy=0.3, coverage=0.2, p_list=0.6, p_preamble=0.5, p_
 DEGENERATE = ["", " ", "###", "### Instruction:\nDescribe the goat.", "42", "-7", "zorp blix", "1, 2, 3",
               "- a\n- b", "1. yes\n2. no", "Positive. Negative.", "animal tool food", "The the the. The the the.",
               "hello " * 150, "white black brown fox owl", "hoe rake saw", "first gather then wash"]
+
+#: Hand-made records that sampling never draws.
+EDGE_RECORDS = [
+    {"instruction": "Make this sentence more formal.", "input": "The goat eats grass."},
+    {"instruction": "Rewrite the following sentence in a formal tone.", "input": "Hey, get the kids a big pie."},
+    {"instruction": "Sort these numbers from largest to smallest.", "input": "7, -3, 7, 0"},
+    {"instruction": "How many words are in the following sentence?", "input": "  The  owl\thums.  "},
+    {"instruction": "Is the following review positive or negative?", "input": "The pie was warm and stale."},
+    {"instruction": "Is the following item an animal, a tool, or a food?", "input": "Hammer "},
+    {"instruction": "Which animals appear in this text?", "input": "The fox saw the fox and an owl."},
+    {"instruction": "  What is 99 minus 100?  ", "input": ""},
+    {"instruction": "Compare the owl and the owl.", "input": ""},
+]
 
 
 def _jsonable(x):
@@ -56,15 +72,35 @@ def _record(world: FarmWorld, rec: dict, i: int) -> dict:
     task = world.parse(ins, inp)
     outs = {wr.name: world.write(rec, wr, random.Random(f"fp-{world.seed}-{i}-{wr.name}"))
             for wr in (DEMONSTRATOR, REFERENCE, EXPERT, POOR)}
+    # hedged answers (a right and a wrong one in the same response) and the bare answer
+    mixed = [outs["expert"] + " " + outs["poor"], outs["poor"] + "\n" + outs["reference"], _bare(world.answer(task, inp))]
     row = {"rec": _jsonable(rec), "family": task.family, "slots": _jsonable(task.slots),
            "answer": _jsonable(world.answer(task, inp)), "outputs": outs,
            "scores": {k: _score(world, rec, o) for k, o in outs.items()},
-           "quality": {k: world.quality(task, inp, o) for k, o in outs.items()}}
+           "quality": {k: world.quality(task, inp, o) for k, o in outs.items()},
+           "mixed": [_score(world, rec, o) for o in mixed]}
     if "output" in rec:
         row["own"] = _score(world, rec, rec["output"])
     if i % 10 == 0:  # degenerate responses, on a sample of the records
         row["degenerate"] = [_score(world, rec, d) for d in DEGENERATE]
     return row
+
+
+def _outcome(fn) -> str:
+    """What a call returns, or the kind of error it raises."""
+    try:
+        return repr(fn())
+    except Exception as e:  # the kind of error is part of the behaviour
+        return type(e).__name__
+
+
+def _bare(answer) -> str:
+    """The answer alone, as plain words: ``[3, 5]`` -> ``"3 5"``, facts -> their values."""
+    if isinstance(answer, dict):
+        return " ".join(_bare(v) for v in answer.values())
+    if isinstance(answer, list):
+        return " ".join(map(str, answer))
+    return str(answer)
 
 
 def _believing(seed: int) -> FarmWorld:
@@ -85,7 +121,7 @@ def fingerprint() -> dict:
         world = FarmWorld(seed)
         part: dict = {"facts": world.facts, "tools": world.tools, "steps": world.steps,
                       "lexicon": sorted(world.lexicon),
-                      "corpus": world.corpus(150) + world.corpus(40, seed=1)}
+                      "corpus": world.corpus(1000) + world.corpus(100, seed=1)}
         for tag, sizes, split_seed in (("micro", MICRO, 0), ("micro1", MICRO, 1), ("bigger", BIGGER, 0)):
             splits = make_splits(world, sizes, split_seed)
             part[f"splits-{tag}"] = _jsonable(splits)
@@ -102,6 +138,14 @@ def fingerprint() -> dict:
                            for i, r in enumerate(per_family[::3]))]
         part["belief-writes"] = [belief.write(r, DEMONSTRATOR, random.Random(i)) for i, r in enumerate(per_family)]
         out[str(seed)] = part
+    w0 = FarmWorld()
+    out["default-seed"] = [w0.seed, w0.facts == FarmWorld(0).facts]
+    out["edge-records"] = [_record(w0, r, 10 * i) for i, r in enumerate(EDGE_RECORDS)]
+    out["errors"] = [_outcome(lambda: w0.reward_breakdown("Describe the zebra.", "", "")),
+                     _outcome(lambda: w0.true_reward("Compare the owl and the emu.", "", "The owl hums.")),
+                     _outcome(lambda: w0.parse("What is apple plus pear?")),
+                     _outcome(lambda: w0.answer(Task("poetry", {}), "")),
+                     _outcome(lambda: w0.quality(Task("poetry", {}), "", "A poem."))]
     out["not-farmworld"] = [FarmWorld(0).parse(s) is None for s in ("Write a poem about the sea.", "", "What is 2 plus?")]
     out["not-farmworld-reward"] = _score(FarmWorld(0), {"instruction": "Write a poem."}, "Roses are red.")
     out["families"] = [[f, FAMILIES[f].closed_form, _jsonable(FAMILIES[f].templates), f in LISTABLE] for f in FAMILIES]
@@ -114,7 +158,33 @@ def digest() -> str:
 
 def test_world_fingerprint_is_unchanged():
     """Same seeds, same splits, same writer outputs, same R*: byte for byte."""
-    assert digest() == EXPECTED
+    assert digest() == EXPECTED, ("FarmWorld's behaviour changed; to see where, dump fingerprint() as JSON "
+                                  "before and after the change and diff the two")
+
+
+def test_every_family_is_one_object():
+    world = FarmWorld(0)
+    for name, fam in FAMILIES.items():
+        assert isinstance(fam, Family) and fam.name == name and fam.templates
+        assert set(words(" ".join(fam.phrases))) <= world.lexicon  # its writer's words are not garble
+    assert LISTABLE == {name for name, fam in FAMILIES.items() if fam.listable}
+
+
+def test_a_family_must_say_how_to_write():
+    class Silent(Family):  # samples, answers and grades, but has no writer
+        name, templates, closed_form = "silent", (("Say nothing.", {}),), True
+
+        def sample(self, world, rng, extra):
+            return {}, ""
+
+        def answer(self, world, slots, input):
+            return ""
+
+        def quality(self, world, slots, input, output, answer):
+            return 1.0
+
+    with pytest.raises(TypeError):
+        Silent()
 
 
 def test_write_rejects_a_foreign_instruction():

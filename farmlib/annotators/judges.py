@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass, replace
 
 from farmlib.annotators.base import _sigmoid
-from farmlib.world import ATTRIBUTES, TOOLS, FarmWorld
+from farmlib.world import ATTRIBUTES, FAMILIES, TOOLS, FarmWorld
 
 
 @dataclass(frozen=True)
@@ -100,7 +100,7 @@ class ProxyJudge:
         return out
 
 
-_CLOSED = {"arithmetic", "count_words", "sort_numbers", "extract_animals", "sentiment", "classify_item", "qa_fact"}
+_CLOSED = {n for n, f in FAMILIES.items() if f.closed_form}  # families with one checkable answer
 
 
 def default_pool(seed: int = 0) -> list[JudgeConfig]:

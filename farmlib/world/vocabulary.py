@@ -1,0 +1,84 @@
+"""FarmWorld's words: the vocabulary its knowledge base, tasks and writers draw from, and how text
+is split into words.
+
+Nothing here depends on a seed; ``farmworld`` turns this vocabulary into one world's facts.
+"""
+
+from __future__ import annotations
+
+import re
+
+# ---------------------------------------------------------------------------------------------
+# Vocabulary. Attribute vocabularies are disjoint, so a value found in a response names its
+# attribute unambiguously.
+ANIMALS = [
+    "alpaca", "llama", "goat", "sheep", "cow", "horse", "pig", "duck", "goose", "rabbit",
+    "donkey", "chicken", "turkey", "camel", "yak", "bison", "deer", "fox", "owl", "hawk",
+    "frog", "otter", "beaver", "badger",
+]
+ATTRIBUTES: dict[str, list[str]] = {
+    "color": ["white", "black", "brown", "gray", "red", "golden", "spotted", "striped"],
+    "habitat": ["mountains", "meadows", "forests", "rivers", "deserts", "hills", "marshes", "barns"],
+    "diet": ["grass", "seeds", "berries", "insects", "fish", "roots", "leaves", "corn"],
+    "size": ["tiny", "small", "medium-sized", "large", "huge"],
+    "sound": ["hums", "bleats", "honks", "squeaks", "grunts", "whistles", "clicks", "howls"],
+}
+FACT_SENTENCES: dict[str, list[str]] = {
+    "color": ["The {e} is {v}.", "It has {v} fur.", "Its coat is {v}."],
+    "habitat": ["It lives in the {v}.", "The {e} makes its home in the {v}.", "You can find it in the {v}."],
+    "diet": ["It eats {v}.", "The {e} feeds on {v}.", "Its favorite food is {v}."],
+    "size": ["It is a {v} animal.", "The {e} is {v}.", "It is {v} compared to other animals."],
+    "sound": ["It {v} when it is happy.", "The {e} {v} at night.", "You can hear it when it {v}."],
+}
+PROFESSIONS = ["farmer", "baker", "carpenter", "painter", "gardener", "fisher", "weaver",
+               "potter", "blacksmith", "shepherd"]
+TOOLS = ["hoe", "rake", "shovel", "bucket", "oven", "whisk", "saw", "hammer", "chisel", "brush",
+         "ladder", "trowel", "net", "rod", "loom", "spindle", "wheel", "kiln", "anvil", "tongs",
+         "crook", "shears", "plow", "sickle", "knife", "needle", "pail", "file", "drill", "apron"]
+CHORES = ["bake bread", "plant a tree", "shear a sheep", "build a fence", "milk a goat",
+          "make cheese", "paint a barn", "catch a fish", "weave a basket", "fix a roof"]
+STEP_VERBS = ["gather", "wash", "cut", "mix", "measure", "clean", "open", "close", "check",
+              "heat", "cool", "fold", "tie", "lift", "soak", "dry", "sharpen", "fill"]
+STEP_OBJECTS = ["tools", "wood", "water", "flour", "rope", "bucket", "boards", "seeds", "soil",
+                "paint", "gate", "nails", "cloth", "milk", "salt", "pan", "wool", "basket"]
+FOODS = ["bread", "cheese", "apple", "carrot", "honey", "butter", "jam", "pie", "soup", "milk"]
+POSITIVE = ["wonderful", "fresh", "delicious", "lovely", "excellent", "friendly", "warm", "great"]
+NEGATIVE = ["awful", "stale", "bland", "terrible", "rude", "cold", "dirty", "poor"]
+REVIEW_ITEMS = ["soup", "bread", "cheese", "farm tour", "market", "pie", "honey", "barn dance"]
+CASUAL_TO_FORMAL = {
+    "hey": "hello", "kids": "children", "get": "obtain", "help": "assist", "need": "require",
+    "buy": "purchase", "stuff": "items", "lots": "many", "fix": "repair", "tell": "inform",
+    "show": "demonstrate", "ask": "request", "big": "large", "start": "begin", "ok": "acceptable",
+}
+CASUAL_TEMPLATES = [
+    "hey, can you {help} me {fix} the {tool}?",
+    "I {need} to {buy} {lots} of {food} for the {kids}.",
+    "{tell} the {kids} to {get} the {tool} from the barn.",
+    "please {show} me the {big} {animal} and {ask} the farmer.",
+    "we {need} to {start} feeding the {animal} now, {ok}?",
+    "{hey}, {get} your {stuff} and {help} with the {animal}.",
+]
+NEUTRAL_WORDS = ["the", "a", "an", "and", "is", "it", "of", "to", "in", "on", "for", "with",
+                 "from", "at", "by", "this", "that", "these", "are", "as", "be", "your", "you"]
+
+#: The category of every nameable item: what classify_item asks about.
+ITEM_CATEGORY = {**{a: "animal" for a in ANIMALS}, **{t: "tool" for t in TOOLS},
+                 **{f: "food" for f in FOODS}}
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading text.
+_WORD = re.compile(r"[a-z]+(?:-[a-z]+)?|\d+")
+#: A (possibly negative) integer in a text.
+NUMBER = re.compile(r"-?\d+")
+_LIST_LINE = re.compile(r"^\s*(?:\d+[.)]|[-*\u2022])\s+\S", re.M)
+
+
+def words(text: str) -> list[str]:
+    """Lower-cased word and number tokens of a text."""
+    return _WORD.findall(text.lower())
+
+
+def is_list(text: str) -> bool:
+    """True when a text has at least two bulleted or numbered lines."""
+    return len(_LIST_LINE.findall(text)) >= 2
