@@ -155,7 +155,7 @@ class Farm:
             model = load_model(start, p.device).train()
             sp = self.splits()
             pairs = [(format_prompt(r["instruction"], r["input"]), r["output"]) for s in splits for r in sp[s]]
-            self._train_and_save(model, pairs, train, work, "sft " + "+".join(splits), examples=len(pairs))
+            self._train_and_save(model, pairs, train, work, "SFT on " + "+".join(splits), examples=len(pairs))
 
         return str(self.store.get_or_build("sft", cfg, build))
 
