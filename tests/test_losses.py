@@ -7,7 +7,7 @@ import torch
 
 from farmlib.methods.dpo import dpo_loss
 from farmlib.methods.ppo import gae, policy_loss, value_loss, whiten
-from farmlib.methods.quark import quantile_bins
+from farmlib.methods.quark import quantile_bins, quark_loss
 from farmlib.methods.reward_model import bt_loss
 
 
@@ -67,3 +67,15 @@ def test_quark_quantile_bins():
     assert quantile_bins([5.0, 1.0, 3.0, 2.0, 4.0], 5) == [4, 0, 2, 1, 3]
     assert quantile_bins([0.1, 0.9, 0.5, 0.7], 2) == [0, 1, 0, 1]
     assert quantile_bins([3.0, 1.0, 2.0], 5) == [3, 0, 1]  # fewer items than bins: still ordered, top is best
+
+
+def test_quark_loss_by_hand():
+    """Two response tokens over a 2-word vocabulary, the second masked out."""
+    logits = torch.tensor([[[0.0, 0.0], [5.0, -5.0]]])  # policy: uniform at t=0
+    ref = torch.tensor([[[math.log(3.0), 0.0], [0.0, 0.0]]])  # reference: (3/4, 1/4) at t=0
+    response, mask = torch.tensor([[1, 0]]), torch.tensor([[1.0, 0.0]])
+    loss, nll, kl = quark_loss(logits, ref, response, mask, kl_coef=0.5)
+    expected_kl = 0.5 * math.log(0.5 / 0.75) + 0.5 * math.log(0.5 / 0.25)
+    assert nll.item() == pytest.approx(math.log(2))
+    assert kl.item() == pytest.approx(expected_kl)
+    assert loss.item() == pytest.approx(math.log(2) + 0.5 * expected_kl)

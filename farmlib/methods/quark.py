@@ -6,7 +6,7 @@ and train on the top bin only, after the tag, with the loss
 
     NLL(top-bin response | [best] + prompt) + kl_coef * KL(policy(. | [best] + prompt) || SFT(. | prompt))
 
-summed over response tokens (full-vocabulary KL), with no entropy bonus. The data pool is reset
+averaged over response tokens (:func:`quark_loss`; full-vocabulary KL), with no entropy bonus. The data pool is reset
 after every rollout: a round trains only on its own samples. At test time sample with ``[best]``.
 """
 
@@ -43,6 +43,16 @@ class QuarkConfig:
     temperature: float = 1.0  # rollout sampling temperature
     split: str = "unlabeled"  # where the prompts come from
     seed: int = 0  # sampling
+
+
+def quark_loss(logits: torch.Tensor, ref_logits: torch.Tensor, response: torch.Tensor, mask: torch.Tensor,
+               kl_coef: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """``NLL(response) + kl_coef * KL(policy || ref)`` from ``[B, T, V]`` logits, each averaged over the
+    response tokens in ``mask`` (the KL over the full vocabulary); returns (loss, nll, kl)."""
+    logp = torch.log_softmax(logits, -1)
+    nll = -masked_mean(logp.gather(-1, response[..., None]).squeeze(-1), mask)
+    kl = masked_mean((logp.exp() * (logp - torch.log_softmax(ref_logits, -1))).sum(-1), mask)
+    return nll + kl_coef * kl, nll, kl
 
 
 def quantile_bins(rewards: list[float], n_bins: int) -> list[int]:
@@ -91,10 +101,7 @@ def train(farm, rm_path: str, cfg: QuarkConfig | None = None) -> str:
                     with torch.no_grad():
                         ref_logits = response_logits(ref, *untagged[:2], untagged[3])
                     resp, resp_mask = tagged[0][:, tagged[3]:], tagged[2]
-                    logp = torch.log_softmax(logits, -1)
-                    nll = -masked_mean(logp.gather(-1, resp[..., None]).squeeze(-1), resp_mask)
-                    kl = masked_mean((logp.exp() * (logp - torch.log_softmax(ref_logits, -1))).sum(-1), resp_mask)
-                    loss = nll + cfg.kl_coef * kl
+                    loss, nll, kl = quark_loss(logits, ref_logits, resp, resp_mask, cfg.kl_coef)
                     for g in opt.param_groups:
                         g["lr"] = cfg.lr * (1 - step / total)
                     opt.zero_grad(set_to_none=True)
