@@ -130,10 +130,11 @@ class Farm:
         if p.model.pretrained:
             return p.model.pretrained
         cfg = {"tokenizer": self.key(self.tokenizer_path()), "model": dataclasses.asdict(p.model),
-               "train": dataclasses.asdict(p.pretrain), "docs": p.pretrain_docs, "seed": p.world_seed}
+               "train": dataclasses.asdict(p.pretrain), "docs": p.pretrain_docs, "seed": p.world_seed,
+               "init": "seeded"}  # weights initialised from train.seed (before: unseeded, not reproducible)
 
         def build(work: Path) -> None:
-            model = new_model(p.model, self.tokenizer())
+            model = new_model(p.model, self.tokenizer(), seed=p.pretrain.seed)
             docs = self.world.corpus(p.pretrain_docs, seed=1)
             self._train_and_save(model, [("", d) for d in docs], p.pretrain, work, "pretrain base", lora=False,
                                  docs=len(docs))

@@ -50,8 +50,8 @@ def load_tokenizer(path_or_name: str | Path) -> PreTrainedTokenizerFast:
     return tok
 
 
-def new_model(cfg: ModelConfig, tokenizer) -> LlamaForCausalLM:
-    """A randomly initialised small Llama sized by ``cfg``."""
+def new_model(cfg: ModelConfig, tokenizer, seed: int = 0) -> LlamaForCausalLM:
+    """A small Llama sized by ``cfg``, randomly initialised from ``seed`` (the same seed, the same weights)."""
     config = LlamaConfig(
         vocab_size=len(tokenizer), hidden_size=cfg.hidden_size, num_hidden_layers=cfg.num_layers,
         num_attention_heads=cfg.num_heads, num_key_value_heads=cfg.num_heads,
@@ -59,7 +59,9 @@ def new_model(cfg: ModelConfig, tokenizer) -> LlamaForCausalLM:
         tie_word_embeddings=True, eos_token_id=tokenizer.eos_token_id,
         pad_token_id=tokenizer.pad_token_id, bos_token_id=tokenizer.eos_token_id,
     )
-    return LlamaForCausalLM(config)
+    with torch.random.fork_rng():
+        torch.manual_seed(seed)
+        return LlamaForCausalLM(config)
 
 
 def load_model(path_or_name: str | Path, device: str = "cpu", dtype: torch.dtype | None = None,
