@@ -179,7 +179,9 @@ class Status:
         self.n, self.estimate, self.every = n_chapters, estimate, every
         self.t_book = time.time()
         self.i, self.name, self.cell, self.cells, self.t_chapter = 0, "", 0, 0, time.time()
-        self.progress_file = Path(tempfile.mkstemp(prefix="farm-progress-", suffix=".txt")[1])
+        fd, path = tempfile.mkstemp(prefix="farm-progress-", suffix=".txt")
+        os.close(fd)
+        self.progress_file = Path(path)
         self._stop = threading.Event()
         self._last_print = 0.0
         self._thread = threading.Thread(target=self._loop, daemon=True)
