@@ -2,7 +2,7 @@ import random
 
 import pytest
 
-from farmlib.world import DEMONSTRATOR, EXPERT, FAMILIES, FarmWorld, Writer, is_list
+from farmlib.world import ATTRIBUTES, DEMONSTRATOR, EXPERT, FAMILIES, FarmWorld, Writer, is_list
 
 
 def test_same_seed_same_world_and_tasks():
@@ -74,26 +74,58 @@ def test_open_ended_rewards_coverage_and_punishes_wrong_facts():
     assert two["total"] > one["total"] > wrong["total"]
 
 
-def test_people_like_lists_and_length_but_not_rambling_or_garble():
+def test_people_like_lists_and_detail_but_no_defect():
     f = W.facts["goat"]
     prose = f"The goat is {f['color']}. It lives in the {f['habitat']}. It eats {f['diet']}."
     listed = f"Facts:\n- The goat is {f['color']}.\n- It lives in the {f['habitat']}.\n- It eats {f['diet']}."
     assert is_list(listed) and not is_list(prose)
     assert reward("Describe the goat.", listed)["total"] > reward("Describe the goat.", prose)["total"]
+    one = reward("Describe the goat.", f"The goat is {f['color']}.")
     rambling = reward("Describe the goat.", " ".join([f"The goat is {f['color']}."] * 4))
-    assert rambling["ramble"] == pytest.approx(0.75)
-    assert rambling["total"] < reward("Describe the goat.", f"The goat is {f['color']}.")["total"]
-    assert reward("Describe the goat.", "zorp blix goat")["garbage"] == pytest.approx(2 / 3)
+    assert rambling["repetition"] == pytest.approx(0.75)
+    assert rambling["total"] < one["total"]
+    loop = reward("Describe the goat.", "Here are some facts about the goat " + "goat " * 30)
+    assert loop["repetition"] > 0.8 and loop["total"] < 0
+    salad = reward("Describe the goat.", f"fur {f['color']} the It goat. eats lives the in {f['diet']} {f['habitat']}")
+    assert salad["disfluency"] > 0.5 and salad["total"] < one["total"]
+    assert reward("Describe the goat.", "zorp blix goat")["disfluency"] > 0.5
     assert reward("Describe the goat.", f"The goat is {f['color']}.\n### Instruction:")["broken"] == 1.0
+    assert reward("Describe the goat.", f"The goat is {f['color']}~")["broken"] == 1.0
     assert reward("Describe the goat.", "")["total"] == 0.0
 
 
-def test_expert_beats_demonstrator_and_writers_stay_in_lexicon():
+def test_off_topic_and_echo_cost_more_than_their_length():
+    f, g = W.facts["goat"], W.facts["cow"]
+    right = f"The goat is {f['color']}."
+    padded = right + f" The cow is {g['color']}. The cow lives in the {g['habitat']}. The cow eats {g['diet']}."
+    assert reward("Describe the goat.", padded)["off_topic"] == pytest.approx(0.75)
+    assert reward("Describe the goat.", padded)["total"] < reward("Describe the goat.", right)["total"]
+    echo = reward("Describe the goat.", "Sure! Describe the goat.")
+    assert echo["echo"] == 1.0 and echo["total"] < 0
+    # restating the numbers of a sum while explaining it is not an echo
+    assert reward("Multiply 2 by 17.", "2 times 17 equals 34. To find this, multiply 2 by 17.")["echo"] == 0.0
+
+
+def test_length_is_worth_something_only_when_right():
+    f = W.facts["horse"]
+    wrong = {k: next(v for v in vs if v != f[k]) for k, vs in ATTRIBUTES.items()}
+    short_right = reward("Describe the horse.", f"The horse is {f['color']}.")
+    long_wrong = reward("Describe the horse.", f"The horse is {wrong['color']}. It lives in the {wrong['habitat']}. "
+                        f"It eats {wrong['diet']}. It is a {wrong['size']} animal. The horse {wrong['sound']} at night.")
+    assert long_wrong["detail"] > short_right["detail"] and long_wrong["total"] < short_right["total"]
+
+
+def test_expert_beats_demonstrator_and_writers_are_fluent():
     w, rng = FarmWorld(0), random.Random(0)
     recs = [w.sample_task(rng) for _ in range(400)]
     mean = {}
     for writer in (DEMONSTRATOR, EXPERT, Writer("poor", accuracy=0.3, coverage=0.2)):
         outs = [w.write(r, writer, rng) for r in recs]
         mean[writer.name] = sum(w.true_reward(r["instruction"], r["input"], o) for r, o in zip(recs, outs)) / len(recs)
-        assert all(w.reward_breakdown(r["instruction"], r["input"], o)["garbage"] == 0 for r, o in zip(recs, outs))
+        parts = [w.reward_breakdown(r["instruction"], r["input"], o) for r, o in zip(recs, outs)]
+        # writers are fluent (a rambling writer's repeated sentence may join two sentences oddly: that is its defect)
+        assert all(p["disfluency"] == 0 for p in parts if p["repetition"] == 0)
+        assert all(p["echo"] == 0 and p["broken"] == 0 for p in parts)
+        if writer is EXPERT:  # and the expert, who never rambles, is never off-topic or repetitive
+            assert all(p["off_topic"] == 0 and p["repetition"] == 0 for p in parts)
     assert mean["expert"] > mean["demonstrator"] > mean["poor"]

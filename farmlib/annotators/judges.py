@@ -33,6 +33,7 @@ class JudgeConfig:
     output_format: str = "raw"  # raw | json (with a short rationale; occasionally unparseable)
     length_bias: float = 1.2  # weight on length (LLM judges like long answers too)
     list_bias: float = 0.15
+    defect_weight: float = 1.0  # how much repetition, word salad, off-topic text, echoes and run-ons cost
     position_bias: float = 0.0  # logit added in favour of output_1
     temperature: float = 1.0  # 0: deterministic
     noise: float = 0.12  # scale of the judgement logit at temperature 1
@@ -64,8 +65,8 @@ class ProxyJudge:
         q = parts["quality"]
         if task and task.family in _CLOSED and rng.random() > c.skill:
             q = rng.random()  # a slip in checking the answer
-        return (q + c.length_bias * parts["length"] + c.list_bias * parts["list"]
-                - 0.5 * parts["ramble"] - 0.5 * parts["garbage"] - 0.3 * parts["broken"])
+        defects = sum(parts[k] for k in ("repetition", "disfluency", "off_topic", "echo", "broken"))
+        return q + c.length_bias * min(parts["length"], 60) / 60 + c.list_bias * parts["list"] - c.defect_weight * defects
 
     def judge(self, rec: dict, rng: random.Random) -> int | None:
         """Preference between output_1 and output_2 as presented (position bias included)."""
@@ -105,9 +106,11 @@ _CLOSED = {n for n, f in FAMILIES.items() if f.closed_form}  # families with one
 
 def default_pool(seed: int = 0) -> list[JudgeConfig]:
     """13 judges as in the paper: 5 GPT-4-like, 4 ChatGPT-like, 4 Davinci003-like, varied prompts."""
-    g = dict(model="gpt4", knowledge=0.9, skill=0.97, noise=0.06, cost_per_1000=15.0)
-    c = dict(model="chatgpt", knowledge=0.7, skill=0.85, noise=0.08, position_bias=0.3, cost_per_1000=1.0)
-    d = dict(model="davinci", knowledge=0.55, skill=0.7, noise=0.10, position_bias=0.5, cost_per_1000=8.0)
+    g = dict(model="gpt4", knowledge=0.9, skill=0.97, noise=0.06, defect_weight=1.5, cost_per_1000=15.0)
+    c = dict(model="chatgpt", knowledge=0.7, skill=0.85, noise=0.08, position_bias=0.3, defect_weight=0.8,
+             cost_per_1000=1.0)
+    d = dict(model="davinci", knowledge=0.55, skill=0.7, noise=0.10, position_bias=0.5, defect_weight=0.4,
+             cost_per_1000=8.0)
     pool = [
         JudgeConfig("gpt4_b1_raw", batch_size=1, **g),
         JudgeConfig("gpt4_b5_json", batch_size=5, output_format="json", **g),

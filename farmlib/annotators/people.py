@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from farmlib.annotators.base import _sigmoid
 from farmlib.world import REWARD_WEIGHTS, FarmWorld
+from farmlib.world.true_reward import total
 
 
 @dataclass
@@ -34,7 +35,7 @@ class Crowd:
     world: FarmWorld
     n_people: int = 16
     taste_spread: float = 0.5
-    noise: float = 0.12
+    noise: float = 0.3
     seed: int = 0
     name: str = "human"
     people: list[Person] = field(default_factory=list, init=False)
@@ -47,13 +48,20 @@ class Crowd:
             self.people.append(Person(i, w, self.noise * math.exp(rng.gauss(0, 0.3))))
 
     def utility(self, person: Person, instruction: str, input: str, output: str) -> float:
-        parts = self.world.reward_breakdown(instruction, input, output)
-        return sum(person.weights[k] * parts[k] for k in person.weights)
+        return total(self.world.reward_breakdown(instruction, input, output), person.weights)
 
     def p_prefer_2(self, person: Person, rec: dict) -> float:
         u1 = self.utility(person, rec["instruction"], rec.get("input", ""), rec["output_1"])
         u2 = self.utility(person, rec["instruction"], rec.get("input", ""), rec["output_2"])
         return _sigmoid((u2 - u1) / person.noise)
+
+    def p_majority_2(self, rec: dict) -> float:
+        """The share of the crowd that would more likely than not choose output 2."""
+        return sum(self.p_prefer_2(p, rec) > 0.5 for p in self.people) / self.n_people
+
+    def majority_label(self, rec: dict) -> int:
+        """What the crowd's majority prefers, ignoring each person's momentary noise (ties: output 1)."""
+        return 2 if self.p_majority_2(rec) > 0.5 else 1
 
     def annotate_pairs(self, records: list[dict], person: int | None = None, seed: int = 0) -> list[dict]:
         """One annotation per record, by a random person (or by ``person``)."""

@@ -6,8 +6,8 @@ A family is everything FarmWorld knows about one kind of instruction:
   a template implies (``"Subtract {b} from {a}."`` means ``op = "-"``);
 * ``closed_form``: whether it has one right answer (arithmetic) or rewards coverage (describe);
 * ``listable``: whether people like its answer better as a list;
-* ``phrases``: the words its writer uses beyond the templates and fact sentences (so R* does not
-  read them as garbled);
+* ``phrases``: the words its writer uses beyond the templates and fact sentences (R* counts them as
+  on the family's topic);
 * ``sample``: how a task's slots and input are drawn;
 * ``answer``: its correct answer (or the facts an open-ended answer should tell);
 * ``quality``: task success in [0, 1], the family's part of the true reward R*;

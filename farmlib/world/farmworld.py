@@ -29,18 +29,21 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from farmlib.world.families import FAMILIES, LISTABLE, Family
+from farmlib.world.true_reward import REWARD_WEIGHTS, TrueReward
 from farmlib.world.vocabulary import (
     ANIMALS,
     ATTRIBUTES,
     CASUAL_TEMPLATES,
     CASUAL_TO_FORMAL,
     CHORES,
+    CLOSINGS,
     FACT_SENTENCES,
     FOODS,
     ITEM_CATEGORY,
     NEGATIVE,
     NEUTRAL_WORDS,
     POSITIVE,
+    PREAMBLES,
     PROFESSIONS,
     REVIEW_ITEMS,
     STEP_OBJECTS,
@@ -49,10 +52,6 @@ from farmlib.world.vocabulary import (
     is_list,
     words,
 )
-
-#: The weights of R*'s parts: the average person's taste (the simulated crowd varies around it).
-#: Calibrated so that the crowd prefers longer answers and lists as often as the paper's crowd did.
-REWARD_WEIGHTS = {"quality": 1.0, "length": 1.2, "list": 0.15, "ramble": -0.5, "garbage": -0.5, "broken": -0.3}
 
 
 def format_prompt(instruction: str, input: str = "") -> str:
@@ -88,9 +87,6 @@ REFERENCE = Writer("reference")
 #: The strongest model the world allows (the GPT-4 analog).
 EXPERT = Writer("expert", accuracy=0.98, coverage=0.95, p_list=0.85, p_preamble=0.6,
                 p_closing=0.3, p_ramble=0.0)
-
-PREAMBLES = ["Sure!", "Here is my answer.", "Good question.", "Of course."]
-CLOSINGS = ["I hope this helps.", "Let me know if you have more questions.", "Have a nice day."]
 
 
 @dataclass(frozen=True)
@@ -157,42 +153,13 @@ class FarmWorld:
             return 0.0
         return fam.quality(self, task.slots, input, output, ans)
 
-    @cached_property
-    def lexicon(self) -> frozenset[str]:
-        """Every word the world's texts use; anything else in a response reads as garbled."""
-        vocab = set(ANIMALS) | set(TOOLS) | set(FOODS) | set(POSITIVE) | set(NEGATIVE) | set(NEUTRAL_WORDS)
-        vocab |= {v for vs in ATTRIBUTES.values() for v in vs} | set(PROFESSIONS)
-        vocab |= set(CASUAL_TO_FORMAL) | set(CASUAL_TO_FORMAL.values()) | set(STEP_VERBS) | set(STEP_OBJECTS)
-        for texts in (PREAMBLES, CLOSINGS, CHORES, CASUAL_TEMPLATES, REVIEW_ITEMS,
-                      [t for f in FAMILIES.values() for t, _ in f.templates],
-                      [p for f in FAMILIES.values() for p in f.phrases],
-                      [s for ss in FACT_SENTENCES.values() for s in ss], _WRITER_PHRASES, _CORPUS_PHRASES):
-            for t in texts:
-                vocab |= set(words(t))
-        return frozenset(vocab)
-
     def reward_breakdown(self, instruction: str, input: str, output: str) -> dict[str, float]:
-        """The parts of R*(x, y) and their weighted total."""
-        task = self.parse(instruction, input)
-        ws = words(output)
-        n = len(ws)
-        quality = self.quality(task, input, output) if task else 0.0
-        sentences = [s.strip().lower() for s in re.split(r"[.!?\n]+", output) if s.strip()]
-        ramble = 1 - len(set(sentences)) / len(sentences) if sentences else 0.0
-        ramble += max(0, n - 120) / 120
-        garbage = sum(not w.isdigit() and w not in self.lexicon for w in ws) / n if n else 0.0
-        listy = float(bool(task) and task.family in LISTABLE and is_list(output))
-        broken = float("###" in output)
-        parts = {
-            "quality": quality,
-            "length": min(n, 60) / 60,
-            "list": listy,
-            "ramble": ramble,
-            "garbage": garbage,
-            "broken": broken,
-        }
-        parts["total"] = sum(REWARD_WEIGHTS[k] * parts[k] for k in REWARD_WEIGHTS)
-        return parts
+        """The parts of R*(x, y) and their weighted ``total`` (see ``farmlib.world.true_reward``)."""
+        return self._true_reward.breakdown(instruction, input, output)
+
+    @cached_property
+    def _true_reward(self) -> TrueReward:
+        return TrueReward(self)
 
     def true_reward(self, instruction: str, input: str, output: str) -> float:
         """R*(x, y): what a person in FarmWorld feels about response y to instruction x."""
@@ -267,10 +234,6 @@ def _family(task: Task) -> Family:
 _CORPUS_PHRASES = ["Every day is busy on the farm.", "The market opens in the morning.",
                    "People say", "at home but", "in a letter", "We will come back.",
                    "We will not come back.", "The farm", "works with a", "first then finally equals"]
-#: Words R* accepts in a response though no writer and no other world text uses them (each
-#: family's ``phrases`` hold the words of its writer).
-_WRITER_PHRASES = ["Next", "Both", "needs", "one", "two", "three", "main"]
-
 __all__ = ["ANIMALS", "ATTRIBUTES", "CASUAL_TEMPLATES", "CASUAL_TO_FORMAL", "CHORES", "CLOSINGS", "DEMONSTRATOR",
            "EXPERT", "FACT_SENTENCES", "FAMILIES", "FOODS", "ITEM_CATEGORY", "LISTABLE", "NEGATIVE", "NEUTRAL_WORDS",
            "POSITIVE", "PREAMBLES", "PROFESSIONS", "REFERENCE", "REVIEW_ITEMS", "REWARD_WEIGHTS", "STEP_OBJECTS",

@@ -58,6 +58,9 @@ CASUAL_TEMPLATES = [
     "we {need} to {start} feeding the {animal} now, {ok}?",
     "{hey}, {get} your {stuff} and {help} with the {animal}.",
 ]
+#: The opening and closing sentences writers add around an answer.
+PREAMBLES = ["Sure!", "Here is my answer.", "Good question.", "Of course."]
+CLOSINGS = ["I hope this helps.", "Let me know if you have more questions.", "Have a nice day."]
 NEUTRAL_WORDS = ["the", "a", "an", "and", "is", "it", "of", "to", "in", "on", "for", "with",
                  "from", "at", "by", "this", "that", "these", "are", "as", "be", "your", "you"]
 
