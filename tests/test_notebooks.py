@@ -24,10 +24,12 @@ _WIN_RATE = {"win_rate": dict, "standard_error": dict, "avg_length": float, "tra
              "run": str, "config": dict}
 #: chapter -> (its metrics file, the key numbers it must write, with their types)
 METRICS = {
-    "01_farmworld": ("farmworld", {"split_sizes": dict, "writer_mean_true_reward": dict}),
+    "01_farmworld": ("farmworld", {"split_sizes": dict, "writer_mean_true_reward": dict,
+                                  "degenerate_correct_preferred": dict}),
     "02_sft": ("sft", {"parameters": int, "pretrain_final_loss": float, "sft_final_loss": float}),
     "03_evaluation": ("evaluation", {"win_rate": dict, "standard_error": dict, "n": int}),
-    "04_annotators": ("annotators", {"n_pairs": int, "crowd": dict, "annotators": dict, "injection": dict}),
+    "04_annotators": ("annotators", {"n_pairs": int, "crowd": dict, "annotators": dict, "injection": dict,
+                                    "degenerate_correct_preferred": dict, "crowd_calibration_pairs": dict}),
     "05_reward_model": ("reward_model", {"val_accuracy": float, "val_accuracy_true": float, "n_train": int,
                                          "run": str, "config": dict}),
     "06_feedme": ("feedme", _WIN_RATE),

@@ -36,6 +36,40 @@ def sft_pairs(farm, split: str = "val", temperature: float = 1.0) -> list[dict]:
             for x, y in zip(a, b, strict=True) if x["output"].strip() != y["output"].strip()]
 
 
+def writer_pairs(farm, writer, split: str = "val") -> list[dict]:
+    """Two independent answers of a FarmWorld writer per instruction of ``split`` (identical pairs dropped):
+    pairs of *sensible* outputs, on which the crowd's taste for length and lists is calibrated."""
+    a, b = (farm.writer_outputs(writer, split, seed=s) for s in (101, 102))
+    return [{"instruction": x["instruction"], "input": x["input"], "dataset": x.get("dataset", ""),
+             "output_1": x["output"], "output_2": y["output"]}
+            for x, y in zip(a, b, strict=True) if x["output"].strip() != y["output"].strip()]
+
+
+def content_gap(world, pairs: list[dict]) -> dict[str, float]:
+    """Mean task quality (R*'s ``quality``) of the longer vs the shorter output, and of the list vs the prose
+    output (over pairs where exactly one is a list): whether length and lists go with better content."""
+    from farmlib.world import is_list
+
+    def q(r: dict, o: str) -> float:
+        return world.reward_breakdown(r["instruction"], r["input"], o)["quality"]
+
+    longer, shorter, listed, prose = [], [], [], []
+    for r in pairs:
+        o1, o2 = r["output_1"], r["output_2"]
+        if len(o1) != len(o2):
+            lo, sh = (o1, o2) if len(o1) > len(o2) else (o2, o1)
+            longer.append(q(r, lo)), shorter.append(q(r, sh))
+        if is_list(o1) != is_list(o2):
+            li, pr = (o1, o2) if is_list(o1) else (o2, o1)
+            listed.append(q(r, li)), prose.append(q(r, pr))
+
+    def mean(xs: list[float]) -> float:
+        return sum(xs) / len(xs) if xs else float("nan")
+
+    return {"quality_longer": mean(longer), "quality_shorter": mean(shorter), "quality_list": mean(listed),
+            "quality_prose": mean(prose)}
+
+
 def crowd_labels(crowd: Crowd, pairs: list[dict], n: int = 4, seed: int = 0) -> list[list[int]]:
     """``n`` labels per pair, each by a different random person."""
     rng = random.Random(f"crowd-labels-{seed}")
