@@ -1,0 +1,108 @@
+"""The real-model path on CPU: tiny GPT-NeoX and Llama models built from configs, with tokenizers like
+Pythia's and Llama's (the pad token is the EOS token, or there is none and padding is on the right)."""
+
+import pytest
+import torch
+from transformers import GPTNeoXConfig, GPTNeoXForCausalLM, GPTNeoXForSequenceClassification
+
+from farmlib.lm.model import train_tokenizer
+from farmlib.methods.common import rollout, score
+
+CORPUS = ["Give three tips for staying healthy. Eat well, sleep well and walk every day.",
+          "Name a fruit that is yellow. A banana is yellow when it is ripe.",
+          "Preferred: a", "Preferred: b", " a b a b"] * 20
+
+
+@pytest.fixture(scope="module")
+def tok():
+    """A left-padding tokenizer whose pad token is its EOS token (as ``load_tokenizer`` makes Pythia's)."""
+    t = train_tokenizer(CORPUS, vocab_size=300)
+    t.pad_token = t.eos_token
+    return t
+
+
+def neox_config(tok, **kw) -> GPTNeoXConfig:
+    return GPTNeoXConfig(vocab_size=len(tok), hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
+                         intermediate_size=32, max_position_embeddings=1024, eos_token_id=tok.eos_token_id,
+                         pad_token_id=tok.pad_token_id, **kw)
+
+
+def neox_lm(tok, seed: int = 0) -> GPTNeoXForCausalLM:
+    torch.manual_seed(seed)
+    return GPTNeoXForCausalLM(neox_config(tok)).eval()
+
+
+def neox_classifier(tok, seed: int = 0) -> GPTNeoXForSequenceClassification:
+    """A GPT-NeoX reward/value model (its transformer is ``.gpt_neox``, not ``.model``)."""
+    torch.manual_seed(seed)
+    return GPTNeoXForSequenceClassification(neox_config(tok, num_labels=1)).eval()
+
+
+def always_eos(tok) -> GPTNeoXForCausalLM:
+    """A policy whose every next token is EOS: the final layer norm outputs a constant and only the
+    EOS row of the output layer reads it."""
+    model = neox_lm(tok)
+    with torch.no_grad():
+        model.gpt_neox.final_layer_norm.weight.zero_()
+        model.gpt_neox.final_layer_norm.bias.fill_(1.0)
+        model.get_output_embeddings().weight.zero_()
+        model.get_output_embeddings().weight[tok.eos_token_id] = 1.0
+    return model
+
+
+def head(classifier, seq, mask) -> torch.Tensor:
+    """``[B, L]``: a GPT-NeoX classifier's scalar head at every position, computed by hand."""
+    pos = (mask.cumsum(-1) - 1).clamp(min=0)
+    hidden = classifier.gpt_neox(input_ids=seq, attention_mask=mask, position_ids=pos).last_hidden_state
+    return classifier.score(hidden).squeeze(-1)
+
+
+def batch_of(tok, prompts: list[str], responses: list[list[int]]):
+    """Left-padded prompts, responses right-padded with the pad token (= EOS): (seq, mask, n_query)."""
+    enc = tok(prompts, return_tensors="pt", padding=True, add_special_tokens=False)
+    T = max(map(len, responses))
+    resp = torch.tensor([r + [tok.pad_token_id] * (T - len(r)) for r in responses])
+    resp_mask = torch.tensor([[1] * len(r) + [0] * (T - len(r)) for r in responses])
+    return (torch.cat([enc["input_ids"], resp], 1), torch.cat([enc["attention_mask"], resp_mask], 1),
+            enc["input_ids"].size(1))
+
+
+# -- 2. the response mask comes from the generated length, not from the pad id ---------------------
+def test_until_eos_keeps_the_first_eos_and_drops_what_follows():
+    from farmlib.methods.common import until_eos
+
+    eos = 0
+    resp = torch.tensor([[5, 6, eos, eos, eos], [eos, eos, eos, eos, eos], [5, 6, 7, 8, 9], [5, eos, 6, eos, 7]])
+    assert until_eos(resp, eos).tolist() == [[1, 1, 1, 0, 0], [1, 0, 0, 0, 0], [1, 1, 1, 1, 1], [1, 1, 0, 0, 0]]
+
+
+def test_an_eos_only_response_is_one_real_token_when_pad_is_eos(tok):
+    """Pythia/Llama: the pad token is EOS. A response that is just EOS is still one token (it gets the
+    gradient for stopping and PPO puts the reward on it), and the sequence mask attends to it."""
+    assert tok.pad_token_id == tok.eos_token_id
+    seq, mask, response_mask, nq = rollout(always_eos(tok), tok, ["Name a fruit.", "Give three tips."], 1.0, 8)
+    assert seq[:, nq:].tolist() == [[tok.eos_token_id]] * 2
+    assert response_mask.tolist() == [[1.0], [1.0]]
+    assert mask[:, -1].tolist() == [1, 1]
+
+
+def test_reward_model_reads_the_eos_when_pad_is_eos(tok):
+    """The reward model's score of a rollout is its head at the response's EOS (the last real token),
+    not at the token before it, and training (``reward_model.rewards``) reads the same place."""
+    from farmlib.methods import reward_model
+    from farmlib.world import format_prompt
+
+    rm = neox_classifier(tok)
+    rec = {"instruction": "Name a fruit.", "input": "", "output": "A banana"}
+    prompt = format_prompt(rec["instruction"], rec["input"])
+    out_ids = tok(rec["output"], add_special_tokens=False)["input_ids"] + [tok.eos_token_id]
+    long = tok("Give three tips for staying healthy, please.", add_special_tokens=False)["input_ids"]
+    seq, mask, nq = batch_of(tok, [prompt, "Give three tips."], [out_ids, long])
+    with torch.no_grad():
+        r = score(rm, seq, mask)
+        at_eos, before_eos = head(rm, seq, mask)[0, nq + len(out_ids) - 1], head(rm, seq, mask)[0, nq + len(out_ids) - 2]
+        trained = reward_model.rewards(rm, tok, [rec])
+    assert r[0].item() == pytest.approx(at_eos.item(), abs=1e-5)
+    assert abs(at_eos - before_eos).item() > 1e-3  # the two places really differ
+    assert trained[0].item() == pytest.approx(r[0].item(), abs=1e-4)
+
