@@ -106,3 +106,20 @@ def test_reward_model_reads_the_eos_when_pad_is_eos(tok):
     assert abs(at_eos - before_eos).item() > 1e-3  # the two places really differ
     assert trained[0].item() == pytest.approx(r[0].item(), abs=1e-4)
 
+
+
+# -- 3. the value model's transformer is found through base_model_prefix ---------------------------
+def test_ppo_values_from_a_gpt_neox_value_model(tok):
+    """``response_values`` works on a GPT-NeoX classifier (``.gpt_neox``, no ``.model``): the value before
+    response token t is the classifier's own score of the sequence cut just before t."""
+    from farmlib.methods.ppo import response_values
+
+    vm = neox_classifier(tok)
+    ids = tok("Give three tips for staying healthy.", add_special_tokens=False)["input_ids"]
+    nq = 4
+    seq, mask = torch.tensor([ids]), torch.ones(1, len(ids), dtype=torch.long)
+    with torch.no_grad():
+        v = response_values(vm, seq, mask, nq)
+        prefix_scores = [vm(input_ids=seq[:, :nq + t]).logits[0, 0].item() for t in range(len(ids) - nq)]
+    assert v.shape == (1, len(ids) - nq)
+    assert v[0].tolist() == pytest.approx(prefix_scores, abs=1e-5)

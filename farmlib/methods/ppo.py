@@ -29,7 +29,7 @@ import torch
 
 from farmlib.artifacts import write_json
 from farmlib.lm.model import load_model
-from farmlib.methods.common import masked_mean, positions, response_logprobs, rollout, score
+from farmlib.methods.common import head_values, masked_mean, response_logprobs, rollout, score
 from farmlib.methods.reward_model import load_reward_model
 from farmlib.progress import progress
 from farmlib.world import format_prompt
@@ -98,8 +98,7 @@ def value_loss(v: torch.Tensor, old_v: torch.Tensor, returns: torch.Tensor, mask
 # --- model calls ------------------------------------------------------------------------------
 def response_values(value_model, seq: torch.Tensor, mask: torch.Tensor, n_query: int) -> torch.Tensor:
     """``[B, T]`` values of the states before each response token (the RM head at every position)."""
-    hidden = value_model.model(input_ids=seq, attention_mask=mask, position_ids=positions(mask)).last_hidden_state
-    return value_model.score(hidden).squeeze(-1)[:, n_query - 1:-1].float()
+    return head_values(value_model, seq, mask)[:, n_query - 1:-1]
 
 
 @torch.no_grad()
