@@ -123,3 +123,51 @@ def test_ppo_values_from_a_gpt_neox_value_model(tok):
         prefix_scores = [vm(input_ids=seq[:, :nq + t]).logits[0, 0].item() for t in range(len(ids) - nq)]
     assert v.shape == (1, len(ids) - nq)
     assert v[0].tolist() == pytest.approx(prefix_scores, abs=1e-5)
+
+
+# -- 4. log-probabilities at the sampling temperature ----------------------------------------------
+def sampled_logprobs(model, seq, mask, nq, temperature: float) -> torch.Tensor:
+    """By hand: ``log_softmax(logits / T)`` of each response token."""
+    pos = (mask.cumsum(-1) - 1).clamp(min=0)
+    logits = model(input_ids=seq, attention_mask=mask, position_ids=pos).logits[:, nq - 1:-1] / temperature
+    return torch.log_softmax(logits, -1).gather(-1, seq[:, nq:, None]).squeeze(-1)
+
+
+PROMPTS = ["Name a fruit.", "Give three tips for staying healthy."]
+
+
+def test_held_out_kl_is_at_the_sampling_temperature(tok):
+    """PPO's held-out KL: sampled at T = 0.5, the KL is between the policy and the reference both at T."""
+    from farmlib.methods.ppo import held_out
+
+    policy, ref, rm = neox_lm(tok, seed=1), neox_lm(tok, seed=2), neox_classifier(tok)
+    T = 0.5
+    torch.manual_seed(0)
+    got = held_out(policy, ref, rm, tok, PROMPTS, T, max_new_tokens=6)
+    torch.manual_seed(0)  # the same samples again
+    with torch.no_grad():
+        seq, mask, response_mask, nq = rollout(policy, tok, PROMPTS, T, 6)
+        kl = (sampled_logprobs(policy, seq, mask, nq, T) - sampled_logprobs(ref, seq, mask, nq, T)) * response_mask
+        kl_at_1 = (sampled_logprobs(policy, seq, mask, nq, 1.0) - sampled_logprobs(ref, seq, mask, nq, 1.0)) * response_mask
+    assert abs(kl.sum(1).mean() - kl_at_1.sum(1).mean()).item() > 0.01  # T matters here
+    assert got["kl"] == pytest.approx(kl.sum(1).mean().item(), abs=1e-4)
+
+
+def test_ppo_experience_at_the_sampling_temperature(tok):
+    """The log-probabilities PPO keeps for the ratio, and its KL penalty, are ``log_softmax(logits / T)``;
+    and with pad = EOS an EOS-only response still carries the reward-model score."""
+    from farmlib.methods.ppo import PPOConfig, experience
+
+    policy, ref, vm, rm = neox_lm(tok, seed=1), neox_lm(tok, seed=2), neox_classifier(tok, 3), neox_classifier(tok, 4)
+    cfg = PPOConfig(temperature=0.5, kl_coef=0.1)
+    ex = experience(policy, ref, vm, rm, tok, PROMPTS, cfg, max_new_tokens=6)
+    seq, mask, m, nq = ex["seq"], ex["mask"], ex["response_mask"], ex["n_query"]
+    with torch.no_grad():
+        logp, ref_logp = sampled_logprobs(policy, seq, mask, nq, 0.5), sampled_logprobs(ref, seq, mask, nq, 0.5)
+    assert torch.allclose(ex["logp"] * m, logp * m, atol=1e-5)
+    assert torch.allclose(ex["kl"], (logp - ref_logp) * m, atol=1e-5)
+    assert torch.allclose(ex["rewards"].sum(1), ex["score"] - 0.1 * ex["kl"].sum(1), atol=1e-5)
+
+    ex = experience(always_eos(tok), ref, vm, rm, tok, PROMPTS, cfg, max_new_tokens=6)
+    assert ex["response_mask"].tolist() == [[1.0], [1.0]]
+    assert torch.allclose((ex["rewards"] * ex["response_mask"]).sum(1), ex["score"] - 0.1 * ex["kl"].sum(1), atol=1e-5)

@@ -64,14 +64,19 @@ def until_eos(resp: torch.Tensor, eos_id: int) -> torch.Tensor:
     return (is_eos.cumsum(1) - is_eos == 0).long()  # no EOS strictly before this token
 
 
-def response_logits(model, seq: torch.Tensor, mask: torch.Tensor, n_query: int) -> torch.Tensor:
-    """``[B, T, V]`` logits that predict the response tokens ``seq[:, n_query:]``."""
-    return model(input_ids=seq, attention_mask=mask, position_ids=positions(mask)).logits[:, n_query - 1:-1].float()
+def response_logits(model, seq: torch.Tensor, mask: torch.Tensor, n_query: int,
+                    temperature: float = 1.0) -> torch.Tensor:
+    """``[B, T, V]`` logits that predict the response tokens ``seq[:, n_query:]``, divided by the
+    sampling ``temperature`` (so their softmax is the distribution the tokens were drawn from)."""
+    logits = model(input_ids=seq, attention_mask=mask, position_ids=positions(mask)).logits
+    return logits[:, n_query - 1:-1].float() / temperature
 
 
-def response_logprobs(model, seq: torch.Tensor, mask: torch.Tensor, n_query: int) -> torch.Tensor:
-    """``[B, T]`` log-probabilities of the response tokens ``seq[:, n_query:]``."""
-    logp = torch.log_softmax(response_logits(model, seq, mask, n_query), -1)
+def response_logprobs(model, seq: torch.Tensor, mask: torch.Tensor, n_query: int,
+                      temperature: float = 1.0) -> torch.Tensor:
+    """``[B, T]`` log-probabilities of the response tokens ``seq[:, n_query:]`` under
+    ``softmax(logits / temperature)``."""
+    logp = torch.log_softmax(response_logits(model, seq, mask, n_query, temperature), -1)
     return logp.gather(-1, seq[:, n_query:, None]).squeeze(-1)
 
 
