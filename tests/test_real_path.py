@@ -1,6 +1,8 @@
 """The real-model path on CPU: tiny GPT-NeoX and Llama models built from configs, with tokenizers like
 Pythia's and Llama's (the pad token is the EOS token, or there is none and padding is on the right)."""
 
+from types import SimpleNamespace
+
 import pytest
 import torch
 from transformers import GPTNeoXConfig, GPTNeoXForCausalLM, GPTNeoXForSequenceClassification
@@ -171,3 +173,47 @@ def test_ppo_experience_at_the_sampling_temperature(tok):
     ex = experience(always_eos(tok), ref, vm, rm, tok, PROMPTS, cfg, max_new_tokens=6)
     assert ex["response_mask"].tolist() == [[1.0], [1.0]]
     assert torch.allclose((ex["rewards"] * ex["response_mask"]).sum(1), ex["score"] - 0.1 * ex["kl"].sum(1), atol=1e-5)
+
+
+def test_quark_loss_at_the_sampling_temperature(tok):
+    """Quark's NLL and KL read both models' logits divided by T (the reference without the tag)."""
+    from farmlib.methods.quark import TAG, QuarkConfig, _batch, batch_loss, quark_loss
+
+    policy, ref = neox_lm(tok, seed=1), neox_lm(tok, seed=2)
+    responses = [tok(" a banana", add_special_tokens=False)["input_ids"] + [tok.eos_token_id], [tok.eos_token_id]]
+    loss, nll, kl = batch_loss(policy, ref, tok, PROMPTS, responses, QuarkConfig(temperature=0.5, kl_coef=0.3))
+    seq, mask, resp_mask, nq = _batch(tok, [TAG + p for p in PROMPTS], responses)
+    ref_seq, ref_mask, _, ref_nq = _batch(tok, PROMPTS, responses)
+    pos = lambda m: (m.cumsum(-1) - 1).clamp(min=0)  # noqa: E731
+    with torch.no_grad():
+        logits = policy(input_ids=seq, attention_mask=mask, position_ids=pos(mask)).logits[:, nq - 1:-1] / 0.5
+        ref_logits = ref(input_ids=ref_seq, attention_mask=ref_mask, position_ids=pos(ref_mask)).logits[:, ref_nq - 1:-1]
+        expected = quark_loss(logits, ref_logits / 0.5, seq[:, nq:], resp_mask, 0.3)
+        at_1 = quark_loss(logits * 0.5, ref_logits, seq[:, nq:], resp_mask, 0.3)
+    assert abs(at_1[0] - expected[0]).item() > 1e-3  # T matters here
+    assert [loss.item(), nll.item(), kl.item()] == pytest.approx([e.item() for e in expected], abs=1e-5)
+
+
+# -- 1. Quark's batches live on the policy's device ------------------------------------------------
+class WhereAmI(torch.nn.Module):
+    """A stand-in causal LM on ``device`` that records the devices of the tensors it is given."""
+
+    def __init__(self, device: str, vocab: int):
+        super().__init__()
+        self.w, self.vocab, self.seen = torch.nn.Parameter(torch.zeros(1, device=device)), vocab, set()
+
+    def forward(self, input_ids, attention_mask, position_ids):
+        self.seen |= {t.device.type for t in (input_ids, attention_mask, position_ids)}
+        return SimpleNamespace(logits=self.w + torch.zeros(*input_ids.shape, self.vocab, device=self.w.device))
+
+
+def test_quark_batches_are_built_on_the_policys_device(tok):
+    """``batch_loss`` builds its tensors where the policy is (here the ``meta`` device, standing in for a
+    GPU): a batch left on the CPU would not run there."""
+    from farmlib.methods.quark import QuarkConfig, _batch, batch_loss
+
+    responses = [[5, 6, tok.eos_token_id], [tok.eos_token_id]]
+    assert {t.device.type for t in _batch(tok, PROMPTS, responses, "meta")[:3]} == {"meta"}
+    policy, ref = WhereAmI("meta", len(tok)), WhereAmI("meta", len(tok))
+    loss, _, _ = batch_loss(policy, ref, tok, PROMPTS, responses, QuarkConfig())
+    assert policy.seen == ref.seen == {"meta"} and loss.device.type == "meta"
