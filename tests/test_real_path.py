@@ -217,3 +217,23 @@ def test_quark_batches_are_built_on_the_policys_device(tok):
     policy, ref = WhereAmI("meta", len(tok)), WhereAmI("meta", len(tok))
     loss, _, _ = batch_loss(policy, ref, tok, PROMPTS, responses, QuarkConfig())
     assert policy.seen == ref.seen == {"meta"} and loss.device.type == "meta"
+
+
+# -- 5. KTO: TRL's mismatched KL pairs do not share a prompt ---------------------------------------
+def test_kto_mismatched_pairs_rarely_share_a_prompt():
+    """TRL builds KTO's KL pairs by giving each row the previous row's completion, within batches of
+    ``per_device_train_batch_size`` rows of the dataset as we hand it over. Those pairs must be mismatched:
+    few rows may get a completion written for their own prompt."""
+    from farmlib.methods.kto import dataset
+
+    prefs = [{"instruction": f"Task number {i}.", "input": "", "output_1": f"good {i}", "output_2": f"bad {i}",
+              "preference": 1} for i in range(200)]
+    rows = dataset(prefs, "<eos>").to_list()
+    batch_size, shared = 32, 0
+    for s in range(0, len(rows), batch_size):
+        b = rows[s:s + batch_size]
+        shared += sum(b[i]["prompt"] == b[i - 1]["prompt"] for i in range(len(b)))  # b[-1] feeds b[0]
+    assert shared / len(rows) < 0.05, shared
+    # still one desirable and one undesirable row per pair
+    assert sorted((r["completion"], r["label"]) for r in rows) == sorted(
+        [(f"good {i}<eos>", True) for i in range(200)] + [(f"bad {i}<eos>", False) for i in range(200)])
