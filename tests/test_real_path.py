@@ -5,9 +5,10 @@ from types import SimpleNamespace
 
 import pytest
 import torch
-from transformers import GPTNeoXConfig, GPTNeoXForCausalLM, GPTNeoXForSequenceClassification
+from tokenizers import Tokenizer
+from transformers import GPTNeoXConfig, GPTNeoXForCausalLM, GPTNeoXForSequenceClassification, PreTrainedTokenizerFast
 
-from farmlib.lm.model import train_tokenizer
+from farmlib.lm.model import EOS, train_tokenizer
 from farmlib.methods.common import rollout, score
 
 CORPUS = ["Give three tips for staying healthy. Eat well, sleep well and walk every day.",
@@ -237,3 +238,22 @@ def test_kto_mismatched_pairs_rarely_share_a_prompt():
     # still one desirable and one undesirable row per pair
     assert sorted((r["completion"], r["label"]) for r in rows) == sorted(
         [(f"good {i}<eos>", True) for i in range(200)] + [(f"bad {i}<eos>", False) for i in range(200)])
+
+
+# -- 6. the local LM judge reads each prompt's own last token --------------------------------------
+@pytest.mark.parametrize("pad", [None, EOS])
+def test_lm_judge_answer_does_not_depend_on_the_batch(tok, pad):
+    """With a tokenizer like GPT-NeoX/Pythia's (pads on the right, no pad token as shipped), the judge's
+    label log-probabilities for a comparison are the same alone and beside a longer one."""
+    from farmlib.annotators.lm_judge import LMJudge
+
+    right = PreTrainedTokenizerFast(tokenizer_object=Tokenizer.from_str(tok.backend_tokenizer.to_str()),
+                                    eos_token=EOS, pad_token=pad, padding_side="right")
+    judge = LMJudge(neox_lm(right, seed=5), right, batch_size=2)
+    short = {"instruction": "Name a fruit.", "input": "", "output_1": "A banana.", "output_2": "A carrot."}
+    long = {"instruction": "Give three tips for staying healthy.", "input": "Be brief, please.",
+            "output_1": "Eat well, sleep well and walk every day.", "output_2": "Name a fruit that is yellow."}
+    alone = judge.label_logprobs([short])
+    beside = judge.label_logprobs([short, long])
+    assert torch.allclose(beside[:1], alone, atol=1e-5)
+    assert torch.allclose(beside[1:], judge.label_logprobs([long]), atol=1e-5)
