@@ -1,5 +1,6 @@
-"""The real-model path on CPU: tiny GPT-NeoX and Llama models built from configs, with tokenizers like
-Pythia's and Llama's (the pad token is the EOS token, or there is none and padding is on the right)."""
+"""The real-model path on CPU: tiny GPT-NeoX models built from configs (Pythia's architecture), with
+tokenizers like Pythia's and Llama's (the pad token is the EOS token, or there is none and padding is
+on the right)."""
 
 from types import SimpleNamespace
 
@@ -9,7 +10,7 @@ from tokenizers import Tokenizer
 from transformers import GPTNeoXConfig, GPTNeoXForCausalLM, GPTNeoXForSequenceClassification, PreTrainedTokenizerFast
 
 from farmlib.lm.model import EOS, train_tokenizer
-from farmlib.methods.common import rollout, score
+from farmlib.methods.common import rollout, score, until_eos
 
 CORPUS = ["Give three tips for staying healthy. Eat well, sleep well and walk every day.",
           "Name a fruit that is yellow. A banana is yellow when it is ripe.",
@@ -70,10 +71,8 @@ def batch_of(tok, prompts: list[str], responses: list[list[int]]):
             enc["input_ids"].size(1))
 
 
-# -- 2. the response mask comes from the generated length, not from the pad id ---------------------
+# -- the response mask comes from the generated length, not from the pad id ------------------------
 def test_until_eos_keeps_the_first_eos_and_drops_what_follows():
-    from farmlib.methods.common import until_eos
-
     eos = 0
     resp = torch.tensor([[5, 6, eos, eos, eos], [eos, eos, eos, eos, eos], [5, 6, 7, 8, 9], [5, eos, 6, eos, 7]])
     assert until_eos(resp, eos).tolist() == [[1, 1, 1, 0, 0], [1, 0, 0, 0, 0], [1, 1, 1, 1, 1], [1, 1, 0, 0, 0]]
@@ -111,7 +110,7 @@ def test_reward_model_reads_the_eos_when_pad_is_eos(tok):
 
 
 
-# -- 3. the value model's transformer is found through base_model_prefix ---------------------------
+# -- the value model's transformer is found through base_model_prefix ------------------------------
 def test_ppo_values_from_a_gpt_neox_value_model(tok):
     """``response_values`` works on a GPT-NeoX classifier (``.gpt_neox``, no ``.model``): the value before
     response token t is the classifier's own score of the sequence cut just before t."""
@@ -128,7 +127,7 @@ def test_ppo_values_from_a_gpt_neox_value_model(tok):
     assert v[0].tolist() == pytest.approx(prefix_scores, abs=1e-5)
 
 
-# -- 4. log-probabilities at the sampling temperature ----------------------------------------------
+# -- log-probabilities at the sampling temperature -------------------------------------------------
 def sampled_logprobs(model, seq, mask, nq, temperature: float) -> torch.Tensor:
     """By hand: ``log_softmax(logits / T)`` of each response token."""
     pos = (mask.cumsum(-1) - 1).clamp(min=0)
@@ -195,7 +194,7 @@ def test_quark_loss_at_the_sampling_temperature(tok):
     assert [loss.item(), nll.item(), kl.item()] == pytest.approx([e.item() for e in expected], abs=1e-5)
 
 
-# -- 1. Quark's batches live on the policy's device ------------------------------------------------
+# -- Quark's batches live on the policy's device ---------------------------------------------------
 class WhereAmI(torch.nn.Module):
     """A stand-in causal LM on ``device`` that records the devices of the tensors it is given."""
 
@@ -220,7 +219,7 @@ def test_quark_batches_are_built_on_the_policys_device(tok):
     assert policy.seen == ref.seen == {"meta"} and loss.device.type == "meta"
 
 
-# -- 5. KTO: TRL's mismatched KL pairs do not share a prompt ---------------------------------------
+# -- KTO: TRL's mismatched KL pairs do not share a prompt ------------------------------------------
 def test_kto_mismatched_pairs_rarely_share_a_prompt():
     """TRL builds KTO's KL pairs by giving each row the previous row's completion, within batches of
     ``per_device_train_batch_size`` rows of the dataset as we hand it over. Those pairs must be mismatched:
@@ -240,7 +239,7 @@ def test_kto_mismatched_pairs_rarely_share_a_prompt():
         [(f"good {i}<eos>", True) for i in range(200)] + [(f"bad {i}<eos>", False) for i in range(200)])
 
 
-# -- 6. the local LM judge reads each prompt's own last token --------------------------------------
+# -- the local LM judge reads each prompt's own last token -----------------------------------------
 @pytest.mark.parametrize("pad", [None, EOS])
 def test_lm_judge_answer_does_not_depend_on_the_batch(tok, pad):
     """With a tokenizer like GPT-NeoX/Pythia's (pads on the right, no pad token as shipped), the judge's
