@@ -11,6 +11,20 @@ from pathlib import Path
 
 SPLITS = ("sft", "preference", "unlabeled", "val", "eval")
 HF_DATASET = "tatsu-lab/alpaca_farm"
+#: The hub revision read by default. A branch, not a commit: we could not look up a commit hash
+#: offline. Pass ``revision=<commit>`` (or pin it here) for a byte-identical rerun.
+HF_REVISION = "main"
+#: Each split's released JSON file, by its path in the hub repository. We read the files themselves:
+#: the repository's loading script is refused by ``datasets`` >= 4 ("Dataset scripts are no longer supported").
+SPLIT_FILES = {
+    "sft": "alpaca_instructions/sft.json",
+    "preference": "alpaca_instructions/preference.json",
+    "unlabeled": "alpaca_instructions/unlabeled.json",
+    "val": "alpaca_instructions/val.json",
+    "eval": "alpaca_farm_evaluation.json",
+}
+#: The fields every record of a split must have (SFT trains on the demonstrations).
+REQUIRED = {s: ("instruction", "output") if s == "sft" else ("instruction",) for s in SPLITS}
 
 
 class DataFormatError(ValueError):
@@ -48,27 +62,39 @@ def load_records(path: str | Path, required: tuple[str, ...] = ("instruction",))
     return records
 
 
-def load_alpaca_farm(split: str, path: str | Path | None = None) -> list[dict]:
-    """The real AlpacaFarm data for ``split`` (sft, preference, unlabeled, val, eval).
-
-    With ``path``, read a local JSON file in the released format; otherwise load
-    ``tatsu-lab/alpaca_farm`` with ``datasets`` (needs the hub).
-    """
+def load_split_file(path: str | Path, split: str) -> list[dict]:
+    """One split's records from a local JSON file in the released format, checked (``DataFormatError``
+    naming the file, the record and the missing field) and tagged with ``datasplit``."""
     if split not in SPLITS:
         raise ValueError(f"unknown split {split!r}; choose from {SPLITS}")
-    if path is not None:
-        recs = load_records(path, required=("instruction",))
-    else:  # pragma: no cover - needs the network
-        import datasets
-
-        if split == "eval":
-            ds = datasets.load_dataset(HF_DATASET, "alpaca_farm_evaluation", split="eval")
-        else:
-            ds = datasets.load_dataset(HF_DATASET, "alpaca_instructions", split=split)
-        recs = [dict(r, input=r.get("input") or "") for r in ds]
+    recs = load_records(path, required=REQUIRED[split])
     for r in recs:
         r.setdefault("datasplit", split)
     return recs
+
+
+def alpaca_farm_file(split: str, folder: str | Path | None = None, revision: str = HF_REVISION) -> Path:
+    """The released file of ``split``: under ``folder`` (a local copy with the hub's layout, see
+    ``SPLIT_FILES``) or else downloaded from ``tatsu-lab/alpaca_farm`` at ``revision`` (cached)."""
+    if split not in SPLITS:
+        raise ValueError(f"unknown split {split!r}; choose from {SPLITS}")
+    if folder is not None:
+        return Path(folder) / SPLIT_FILES[split]
+    from huggingface_hub import hf_hub_download
+
+    return Path(hf_hub_download(HF_DATASET, SPLIT_FILES[split], repo_type="dataset", revision=revision))
+
+
+def load_alpaca_farm(split: str, path: str | Path | None = None, folder: str | Path | None = None,
+                     revision: str = HF_REVISION) -> list[dict]:
+    """The real AlpacaFarm data for ``split`` (sft, preference, unlabeled, val, eval).
+
+    From the file ``path`` if given, else from :func:`alpaca_farm_file` (a local ``folder``, or the hub
+    at ``revision``).
+    """
+    if path is None:
+        path = alpaca_farm_file(split, folder, revision)
+    return load_split_file(path, split)
 
 
 def load_model_outputs(path: str | Path) -> list[dict]:

@@ -61,3 +61,56 @@ def test_bad_files_get_one_clear_error(tmp_path):
         load_records(p)
     with pytest.raises(ValueError, match="unknown split"):
         load_alpaca_farm("train", p)
+
+
+def _hub_layout(shared, folder):
+    """A folder with the hub repository's layout whose files are links to the real files (not copies)."""
+    (folder / "alpaca_instructions").mkdir(parents=True)
+    (folder / "alpaca_farm_evaluation.json").symlink_to(shared / "alpaca_farm" / "eval_gpt-3.5-turbo-0301.json")
+    (folder / "alpaca_instructions" / "sft.json").symlink_to(shared / "alpaca_farm" / "outputs_sft.json")
+    return folder
+
+
+def test_alpaca_farm_reads_the_hub_files_not_a_loading_script(shared, tmp_path, monkeypatch):
+    """``datasets`` >= 4 refuses the hub repository's loading script; we download the released JSON file
+    itself (at a revision) and parse it."""
+    import datasets
+    import huggingface_hub
+
+    from farmlib import data
+
+    def no_scripts(*args, **kw):
+        raise RuntimeError("Dataset scripts are no longer supported, but found alpaca_farm.py")
+
+    folder, asked = _hub_layout(shared, tmp_path / "hub"), []
+
+    def download(repo_id, filename, repo_type=None, revision=None, **kw):
+        asked.append((repo_id, filename, repo_type, revision))
+        return str(folder / filename)
+
+    monkeypatch.setattr(datasets, "load_dataset", no_scripts)
+    monkeypatch.setattr(huggingface_hub, "hf_hub_download", download)
+    ev = load_alpaca_farm("eval")
+    assert len(ev) == 805 and all(r["datasplit"] == "eval" and isinstance(r["input"], str) for r in ev)
+    sft = load_alpaca_farm("sft", revision="0123abc")
+    assert sft and all(r["output"] and r["datasplit"] == "sft" for r in sft)
+    assert asked == [("tatsu-lab/alpaca_farm", "alpaca_farm_evaluation.json", "dataset", data.HF_REVISION),
+                     ("tatsu-lab/alpaca_farm", "alpaca_instructions/sft.json", "dataset", "0123abc")]
+
+
+def test_alpaca_farm_from_a_local_folder(shared, tmp_path):
+    folder = _hub_layout(shared, tmp_path / "copy")
+    assert len(load_alpaca_farm("eval", folder=folder)) == 805
+    assert len(load_alpaca_farm("sft", folder=folder)) == 252
+    with pytest.raises(DataFormatError, match=r"alpaca_instructions/val\.json: no such file"):
+        load_alpaca_farm("val", folder=folder)
+
+
+def test_a_split_file_missing_a_field_gets_one_line_naming_it(tmp_path):
+    from farmlib.data import load_split_file
+
+    p = tmp_path / "sft.json"
+    p.write_text(json.dumps([{"instruction": "a", "input": "", "output": "b"}, {"instruction": "c", "input": ""}]))
+    with pytest.raises(DataFormatError, match=r"^\S*sft\.json: record 1: missing field 'output'$"):
+        load_split_file(p, "sft")
+    assert load_split_file(p, "unlabeled")[1] == {"instruction": "c", "input": "", "datasplit": "unlabeled"}

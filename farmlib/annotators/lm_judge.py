@@ -22,6 +22,8 @@ class LMJudge:
 
     def __init__(self, model, tokenizer, name: str = "lm_judge", temperature: float = 0.0,
                  batch_size: int = 8, max_length: int | None = None, seed: int = 0):
+        if tokenizer.pad_token is None:  # GPT-NeoX/Pythia and Llama tokenizers ship without one
+            tokenizer.pad_token = tokenizer.eos_token
         self.model, self.tok, self.name = model.eval(), tokenizer, name
         self.temperature, self.batch_size, self.seed = temperature, batch_size, seed
         self.max_length = max_length or getattr(model.config, "max_position_embeddings", 2048)
@@ -43,8 +45,11 @@ class LMJudge:
             side, self.tok.truncation_side = self.tok.truncation_side, "left"  # keep the end of the prompt
             enc = self.tok(prompts, return_tensors="pt", padding=True, truncation=True, max_length=self.max_length)
             self.tok.truncation_side = side
-            enc = {k: v.to(device) for k, v in enc.items()}
-            logits = self.model(**enc).logits[:, -1, :]  # left padding: the last position is the prompt's end
+            ids, mask = enc["input_ids"].to(device), enc["attention_mask"].to(device)
+            positions = (mask.cumsum(-1) - 1).clamp(min=0)  # left padding does not shift positions
+            logits = self.model(input_ids=ids, attention_mask=mask, position_ids=positions).logits
+            end = mask.size(1) - 1 - mask.flip(1).argmax(1)  # each prompt's last token, whichever side pads
+            logits = logits[torch.arange(len(prompts)), end]
             out.append(torch.log_softmax(logits[:, self.labels].float(), dim=-1).cpu())
         return torch.cat(out) if out else torch.zeros(0, 2)
 

@@ -49,32 +49,65 @@ def masked_mean(x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     return (x * mask).sum() / mask.sum().clamp(min=1)
 
 
-def response_logits(model, seq: torch.Tensor, mask: torch.Tensor, n_query: int) -> torch.Tensor:
-    """``[B, T, V]`` logits that predict the response tokens ``seq[:, n_query:]``."""
-    return model(input_ids=seq, attention_mask=mask, position_ids=positions(mask)).logits[:, n_query - 1:-1].float()
+def last_index(mask: torch.Tensor) -> torch.Tensor:
+    """Index of the last 1 in each row of ``mask`` (the last real token, whichever side is padded)."""
+    return mask.size(1) - 1 - mask.flip(1).argmax(1)
 
 
-def response_logprobs(model, seq: torch.Tensor, mask: torch.Tensor, n_query: int) -> torch.Tensor:
-    """``[B, T]`` log-probabilities of the response tokens ``seq[:, n_query:]``."""
-    logp = torch.log_softmax(response_logits(model, seq, mask, n_query), -1)
+def until_eos(resp: torch.Tensor, eos_id: int) -> torch.Tensor:
+    """Mask of the generated tokens: 1 up to and including each row's first EOS, 0 after it.
+
+    Read from the generated length, never from the pad id: when the pad token is the EOS token
+    (Pythia, Llama), ``resp != pad`` would also mask the EOS itself.
+    """
+    is_eos = (resp == eos_id).long()
+    return (is_eos.cumsum(1) - is_eos == 0).long()  # no EOS strictly before this token
+
+
+def response_logits(model, seq: torch.Tensor, mask: torch.Tensor, n_query: int,
+                    temperature: float = 1.0) -> torch.Tensor:
+    """``[B, T, V]`` logits that predict the response tokens ``seq[:, n_query:]``, divided by the
+    sampling ``temperature`` (so their softmax is the distribution the tokens were drawn from)."""
+    logits = model(input_ids=seq, attention_mask=mask, position_ids=positions(mask)).logits
+    return logits[:, n_query - 1:-1].float() / temperature
+
+
+def response_logprobs(model, seq: torch.Tensor, mask: torch.Tensor, n_query: int,
+                      temperature: float = 1.0) -> torch.Tensor:
+    """``[B, T]`` log-probabilities of the response tokens ``seq[:, n_query:]`` under
+    ``softmax(logits / temperature)``."""
+    logp = torch.log_softmax(response_logits(model, seq, mask, n_query, temperature), -1)
     return logp.gather(-1, seq[:, n_query:, None]).squeeze(-1)
 
 
+def head_values(model, seq: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """``[B, L]`` scalar head of a sequence classifier (reward or value model) at every position.
+
+    The transformer is found through ``base_model_prefix`` (``model`` for Llama, ``gpt_neox`` for
+    GPT-NeoX), so any ``AutoModelForSequenceClassification`` with a ``score`` head works.
+    """
+    backbone = getattr(model, model.base_model_prefix)
+    hidden = backbone(input_ids=seq, attention_mask=mask, position_ids=positions(mask)).last_hidden_state
+    return model.score(hidden).squeeze(-1).float()
+
+
 def score(rm, seq: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """The reward model's score of each full sequence (read at its last non-pad token)."""
-    return rm(input_ids=seq, attention_mask=mask, position_ids=positions(mask)).logits.squeeze(-1).float()
+    """The reward model's score of each sequence, read at its last real token (the last 1 of ``mask``,
+    so an EOS counts even when it is also the pad token)."""
+    return head_values(rm, seq, mask)[torch.arange(seq.size(0)), last_index(mask)]
 
 
 @torch.no_grad()
 def rollout(policy, tok, prompts: list[str], temperature: float, max_new_tokens: int):
-    """Sample responses; return (seq, mask, response mask, n_query)."""
+    """Sample responses; return (seq, mask, response mask, n_query). The response mask covers each
+    response up to and including its first EOS."""
     enc = tok(prompts, return_tensors="pt", padding=True, add_special_tokens=False)
     device = next(policy.parameters()).device
     q, qm = enc["input_ids"].to(device), enc["attention_mask"].to(device)
     resp = sample_batch(policy, q, qm, tok.eos_token_id, tok.pad_token_id, temperature, max_new_tokens)
     if resp.size(1) == 0:  # nothing generated at all: one EOS each
         resp = torch.full((q.size(0), 1), tok.eos_token_id, device=device)
-    response_mask = (resp != tok.pad_token_id).long()
+    response_mask = until_eos(resp, tok.eos_token_id)
     return torch.cat([q, resp], 1), torch.cat([qm, response_mask], 1), response_mask.float(), q.size(1)
 
 

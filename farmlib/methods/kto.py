@@ -7,6 +7,7 @@ read one output at a time.
 
 from __future__ import annotations
 
+import random
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -28,8 +29,12 @@ class KTOConfig:
     seed: int = 0  # data order
 
 
-def dataset(prefs: list[dict], eos: str):
-    """TRL's unpaired format: (prompt, completion, label) with the winner desirable, the loser not."""
+def dataset(prefs: list[dict], eos: str, seed: int = 0):
+    """TRL's unpaired format: (prompt, completion, label) with the winner desirable, the loser not.
+
+    Rows are shuffled (seeded): TRL estimates KTO's KL term from mismatched pairs, each row's prompt
+    with the *previous* row's completion, so the winner and loser of one pair must not sit side by side.
+    """
     from datasets import Dataset
 
     rows = []
@@ -37,6 +42,7 @@ def dataset(prefs: list[dict], eos: str):
         prompt = format_prompt(r["instruction"], r["input"])
         rows += [{"prompt": prompt, "completion": winner(r) + eos, "label": True},
                  {"prompt": prompt, "completion": loser(r) + eos, "label": False}]
+    random.Random(seed).shuffle(rows)
     return Dataset.from_list(rows)
 
 
@@ -48,7 +54,7 @@ def train(farm, cfg: KTOConfig | None = None) -> str:
         import trl
 
         t0 = time.time()
-        data = dataset(prefs, tok.eos_token)
+        data = dataset(prefs, tok.eos_token, cfg.seed)
         run_trl(farm, sft, work, trl.KTOConfig, trl.KTOTrainer, cfg, data, "kto")
         write_json(work / "train_info.json", {"seconds": time.time() - t0, "examples": len(data)})
 

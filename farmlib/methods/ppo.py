@@ -1,11 +1,12 @@
 """PPO against the surrogate reward model, in one file (TRL 1.x has no PPO).
 
-One step of the loop (:func:`train`):
+One step of the loop (:func:`ppo_loop`; steps 1-3 are :func:`experience`):
 
 1. **Rollout.** Sample a response for each of ``rollout_batch`` prompts from the policy.
 2. **Score.** The reward model scores each (prompt, response). Per token, the reward is
    ``-kl_coef * (log pi - log ref)`` (a fixed KL penalty to the SFT model), plus the reward
-   model's score on the last token.
+   model's score on the last token (the EOS, if the response stopped). Every log-probability, here
+   and in the policy ratio, is of ``softmax(logits / temperature)``: the distribution sampled from.
 3. **Advantages.** GAE with gamma = lambda = 1 (:func:`gae`): the return of a token is the sum of
    the rewards from it to the end. Advantages are whitened over the whole rollout batch
    (:func:`whiten`), not per minibatch.
@@ -29,7 +30,7 @@ import torch
 
 from farmlib.artifacts import write_json
 from farmlib.lm.model import load_model
-from farmlib.methods.common import masked_mean, positions, response_logprobs, rollout, score
+from farmlib.methods.common import head_values, masked_mean, response_logprobs, rollout, score
 from farmlib.methods.reward_model import load_reward_model
 from farmlib.progress import progress
 from farmlib.world import format_prompt
@@ -98,23 +99,46 @@ def value_loss(v: torch.Tensor, old_v: torch.Tensor, returns: torch.Tensor, mask
 # --- model calls ------------------------------------------------------------------------------
 def response_values(value_model, seq: torch.Tensor, mask: torch.Tensor, n_query: int) -> torch.Tensor:
     """``[B, T]`` values of the states before each response token (the RM head at every position)."""
-    hidden = value_model.model(input_ids=seq, attention_mask=mask, position_ids=positions(mask)).last_hidden_state
-    return value_model.score(hidden).squeeze(-1)[:, n_query - 1:-1].float()
+    return head_values(value_model, seq, mask)[:, n_query - 1:-1]
 
 
 @torch.no_grad()
 def held_out(policy, ref, rm, tok, prompts: list[str], temperature: float, max_new_tokens: int,
              batch: int = 64) -> dict:
-    """Mean reward-model score, KL to the reference (summed over tokens) and length on held-out prompts."""
+    """Mean reward-model score, KL to the reference (summed over tokens, both at the sampling
+    temperature) and length on held-out prompts."""
     scores, kls, lens = [], [], []
     for i in range(0, len(prompts), batch):
         seq, mask, response_mask, nq = rollout(policy, tok, prompts[i:i + batch], temperature, max_new_tokens)
-        kl = (response_logprobs(policy, seq, mask, nq) - response_logprobs(ref, seq, mask, nq)) * response_mask
+        kl = (response_logprobs(policy, seq, mask, nq, temperature)
+              - response_logprobs(ref, seq, mask, nq, temperature)) * response_mask
         scores += score(rm, seq, mask).tolist()
         kls += kl.sum(1).tolist()
         lens += response_mask.sum(1).tolist()
     n = len(scores)
     return {"reward": sum(scores) / n, "kl": sum(kls) / n, "length_tokens": sum(lens) / n}
+
+
+@torch.no_grad()
+def experience(policy, ref, value_model, rm, tok, prompts: list[str], cfg: PPOConfig, max_new_tokens: int) -> dict:
+    """Steps 1-3 on one batch of prompts: rollout, per-token rewards, whitened advantages and returns.
+
+    Log-probabilities (policy and reference) are those of the sampling distribution
+    ``softmax(logits / temperature)``, so the KL penalty and the policy ratio compare what was sampled.
+    """
+    seq, mask, response_mask, nq = rollout(policy, tok, prompts, cfg.temperature, max_new_tokens)
+    logp = response_logprobs(policy, seq, mask, nq, cfg.temperature)
+    ref_logp = response_logprobs(ref, seq, mask, nq, cfg.temperature)
+    values = response_values(value_model, seq, mask, nq) * response_mask
+    rm_score = score(rm, seq, mask)
+    kl = (logp - ref_logp) * response_mask
+    rewards = -cfg.kl_coef * kl
+    last = response_mask.sum(1).long() - 1  # index of each response's last token (its EOS, if it stopped)
+    rewards[torch.arange(len(prompts)), last] += rm_score
+    adv, returns = gae(rewards, values, response_mask)
+    return {"seq": seq, "mask": mask, "response_mask": response_mask, "n_query": nq, "logp": logp,
+            "values": values, "score": rm_score, "kl": kl, "rewards": rewards,
+            "adv": whiten(adv, response_mask), "returns": returns}  # advantages whitened over the whole batch
 
 
 # --- the loop -----------------------------------------------------------------------------------
@@ -134,30 +158,19 @@ def ppo_loop(policy, ref, value_model, rm, tok, prompts: list[str], eval_prompts
     for step in progress(range(cfg.steps), desc="ppo", leave=False):
         t_step = time.time()
         batch = [prompts[(step * cfg.rollout_batch + i) % len(prompts)] for i in range(cfg.rollout_batch)]
-        # 1-2. rollout and rewards
-        seq, mask, response_mask, nq = rollout(policy, tok, batch, cfg.temperature, max_new_tokens)
-        with torch.no_grad():
-            old_logp = response_logprobs(policy, seq, mask, nq)
-            ref_logp = response_logprobs(ref, seq, mask, nq)
-            old_v = response_values(value_model, seq, mask, nq) * response_mask
-            rm_score = score(rm, seq, mask)
-            kl = (old_logp - ref_logp) * response_mask
-            rewards = -cfg.kl_coef * kl
-            last = response_mask.sum(1).long() - 1  # index of each response's last token
-            rewards[torch.arange(len(batch)), last] += rm_score
-            # 3. advantages, whitened over the whole rollout batch
-            adv, returns = gae(rewards, old_v, response_mask)
-            adv = whiten(adv, response_mask)
+        # 1-3. rollout, rewards, advantages
+        ex = experience(policy, ref, value_model, rm, tok, batch, cfg, max_new_tokens)
+        seq, mask, response_mask, nq = ex["seq"], ex["mask"], ex["response_mask"], ex["n_query"]
         # 4. clipped updates, learning rate decaying linearly to 0
         for g in opt.param_groups:
             g["lr"] = cfg.lr * (1 - step / cfg.steps)
         stats = []
         for _ in range(cfg.ppo_epochs):
             for idx in torch.randperm(len(batch)).split(cfg.minibatch):
-                logp = response_logprobs(policy, seq[idx], mask[idx], nq)
+                logp = response_logprobs(policy, seq[idx], mask[idx], nq, cfg.temperature)
                 v = response_values(value_model, seq[idx], mask[idx], nq)
-                pl, clipfrac = policy_loss(logp, old_logp[idx], adv[idx], response_mask[idx], cfg.clip)
-                vl = value_loss(v, old_v[idx], returns[idx], response_mask[idx], cfg.value_clip)
+                pl, clipfrac = policy_loss(logp, ex["logp"][idx], ex["adv"][idx], response_mask[idx], cfg.clip)
+                vl = value_loss(v, ex["values"][idx], ex["returns"][idx], response_mask[idx], cfg.value_clip)
                 opt.zero_grad(set_to_none=True)
                 (pl + vl).backward()
                 torch.nn.utils.clip_grad_norm_(policy.parameters(), cfg.max_grad_norm)
@@ -166,7 +179,7 @@ def ppo_loop(policy, ref, value_model, rm, tok, prompts: list[str], eval_prompts
                 stats.append((pl.item(), vl.item(), clipfrac.item()))
         pl, vl, cf = (sum(s[i] for s in stats) / len(stats) for i in range(3))
         step_seconds += time.time() - t_step
-        history.append({"step": step + 1, "reward": rm_score.mean().item(), "kl": kl.sum(1).mean().item(),
+        history.append({"step": step + 1, "reward": ex["score"].mean().item(), "kl": ex["kl"].sum(1).mean().item(),
                         "length_tokens": response_mask.sum(1).mean().item(), "policy_loss": pl, "value_loss": vl,
                         "clipfrac": cf, "lr": opt.param_groups[0]["lr"], "seconds": time.time() - t0})
         if (step + 1) % cfg.eval_every == 0 or step + 1 == cfg.steps:

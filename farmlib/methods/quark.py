@@ -6,8 +6,10 @@ and train on the top bin only, after the tag, with the loss
 
     NLL(top-bin response | [best] + prompt) + kl_coef * KL(policy(. | [best] + prompt) || SFT(. | prompt))
 
-averaged over response tokens (:func:`quark_loss`; full-vocabulary KL), with no entropy bonus. The data pool is reset
-after every rollout: a round trains only on its own samples. At test time sample with ``[best]``.
+averaged over response tokens (:func:`quark_loss`; full-vocabulary KL), with no entropy bonus; both
+models' logits are divided by the sampling temperature, the distribution the samples came from
+(:func:`batch_loss`). The data pool is reset after every rollout: a round trains only on its own
+samples. At test time sample with ``[best]``.
 """
 
 from __future__ import annotations
@@ -89,19 +91,13 @@ def train(farm, rm_path: str, cfg: QuarkConfig | None = None) -> str:
                 r = score(rm, seq, mask).tolist()
             bins = quantile_bins(r, cfg.n_bins)
             top = [i for i, b in enumerate(bins) if b == cfg.n_bins - 1]
-            responses = [seq[i, nq:][response_mask[i].bool()].tolist() for i in top]
-            # the same responses after the plain prompt, for the reference model's KL term
+            prompts = [plain[i] for i in top]
+            responses = [seq[i, nq:][response_mask[i].bool()].tolist() for i in top]  # up to and including EOS
             policy.train()
             for _ in range(cfg.epochs):
                 for s in range(0, len(top), cfg.batch_size):
-                    ids = list(range(s, min(s + cfg.batch_size, len(top))))
-                    tagged = _batch(tok, [TAG + plain[top[i]] for i in ids], [responses[i] for i in ids], prof.device)
-                    untagged = _batch(tok, [plain[top[i]] for i in ids], [responses[i] for i in ids], prof.device)
-                    logits = response_logits(policy, *tagged[:2], tagged[3])
-                    with torch.no_grad():
-                        ref_logits = response_logits(ref, *untagged[:2], untagged[3])
-                    resp, resp_mask = tagged[0][:, tagged[3]:], tagged[2]
-                    loss, nll, kl = quark_loss(logits, ref_logits, resp, resp_mask, cfg.kl_coef)
+                    b = slice(s, s + cfg.batch_size)
+                    loss, nll, kl = batch_loss(policy, ref, tok, prompts[b], responses[b], cfg)
                     for g in opt.param_groups:
                         g["lr"] = cfg.lr * (1 - step / total)
                     opt.zero_grad(set_to_none=True)
@@ -121,7 +117,21 @@ def train(farm, rm_path: str, cfg: QuarkConfig | None = None) -> str:
     return farm.artifact("quark", {"sft": sft, "rm": rm_path, **asdict(cfg)}, build)
 
 
-def _batch(tok, prompts: list[str], responses: list[list[int]], device: str = "cpu"):
+def batch_loss(policy, ref, tok, prompts: list[str], responses: list[list[int]],
+               cfg: QuarkConfig) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """:func:`quark_loss` on top-bin responses: the policy reads them after ``TAG + prompt``, the
+    reference after the plain prompt; both at the sampling temperature (``logits / T``, the distribution
+    the responses came from). Returns (loss, nll, kl)."""
+    device = next(policy.parameters()).device
+    seq, mask, resp_mask, nq = _batch(tok, [TAG + p for p in prompts], responses, device)
+    logits = response_logits(policy, seq, mask, nq, cfg.temperature)
+    ref_seq, ref_mask, _, ref_nq = _batch(tok, prompts, responses, device)
+    with torch.no_grad():
+        ref_logits = response_logits(ref, ref_seq, ref_mask, ref_nq, cfg.temperature)
+    return quark_loss(logits, ref_logits, seq[:, nq:], resp_mask, cfg.kl_coef)
+
+
+def _batch(tok, prompts: list[str], responses: list[list[int]], device: str | torch.device = "cpu"):
     """Left-padded prompts + right-padded responses: (seq, mask, response mask, n_query), on ``device``."""
     enc = tok(prompts, return_tensors="pt", padding=True, add_special_tokens=False)
     T = max(len(r) for r in responses)

@@ -21,7 +21,7 @@ from transformers import AutoModelForSequenceClassification
 
 from farmlib.artifacts import read_json, write_json
 from farmlib.lm.supervised import lr_at
-from farmlib.methods.common import loser, winner
+from farmlib.methods.common import loser, score, winner
 from farmlib.profiles import TrainConfig
 from farmlib.progress import progress
 from farmlib.world import format_prompt
@@ -68,7 +68,7 @@ def _forward(model, tokenizer, texts: list[str], max_length: int) -> torch.Tenso
     enc = tokenizer(texts, return_tensors="pt", padding=True, truncation=True, max_length=max_length,
                     add_special_tokens=False).to(device)
     tokenizer.truncation_side = side
-    return model(**enc).logits.squeeze(-1).float()
+    return score(model, enc["input_ids"], enc["attention_mask"])  # at the EOS, as PPO and Quark score rollouts
 
 
 def pairwise_accuracy(model, tokenizer, prefs: list[dict], max_length: int = 256) -> tuple[float, float]:
