@@ -152,3 +152,49 @@ def train(farm, cfg: RewardModelConfig | None = None) -> str:
 
 def metrics(path: str) -> dict:
     return read_json(Path(path) / "metrics.json")
+
+
+def accuracy_curve(farm, labels: tuple[str, ...] = ("true_reward", "human", "p_sim_ann"),
+                   sizes: tuple[int, ...] = (250, 500, 1000, 2000), cfg: RewardModelConfig | None = None) -> list[dict]:
+    """What limits the reward model: held-out accuracy (against R* and against the people's majority) of
+    reward models fitted on the first ``n`` preference pairs labelled by each source in ``labels``
+    (``true_reward``: R* itself, no noise). One artifact per point, holding only its metrics."""
+    from farmlib.annotators.validation import sft_pairs
+
+    cfg = cfg or farm.method_config("reward_model")
+    n_max = min(max(sizes), len(farm.splits()["preference"]))
+    sft, tok, max_len = farm.sft_model(), farm.tokenizer(), farm.profile.model.max_length
+    a, b = (farm.samples(sft, "preference", temperature=1.0, seed=s, generator=g, n=n_max)
+            for s, g in ((11, "sft_a"), (12, "sft_b")))
+    pairs = [{"instruction": x["instruction"], "input": x["input"], "output_1": x["output"], "output_2": y["output"]}
+             for x, y in zip(a, b, strict=True) if x["output"] != y["output"]]
+    held = sft_pairs(farm, split="val")
+    crowd, w = farm.annotator("human"), farm.world
+
+    def true_label(r: dict) -> int:
+        r1, r2 = (w.true_reward(r["instruction"], r["input"], r[f"output_{k}"]) for k in (1, 2))
+        return 0 if r1 == r2 else (2 if r2 > r1 else 1)  # 0: a tie, no label
+
+    held_true = [dict(r, preference=true_label(r)) for r in held]
+    held_true = [r for r in held_true if r["preference"]]
+    held_people = [dict(r, preference=crowd.majority_label(r)) for r in held]
+    rows = []
+    for source in labels:
+        labelled = ([dict(r, preference=true_label(r)) for r in pairs] if source == "true_reward"
+                    else farm.annotator(source, cfg.seed).annotate_pairs(pairs, seed=cfg.seed))
+        agree = [x["preference"] == true_label(r) for x, r in zip(labelled, pairs) if true_label(r) and x["preference"]]
+        for n in sorted({min(s, len(pairs)) for s in sizes}):
+            data = [r for r in labelled[:n] if r["preference"] in (1, 2)]
+
+            def build(work: Path, data=data) -> None:
+                model = new_reward_model(sft, tok, farm.profile.device)
+                fit(model, tok, data, cfg, max_len)
+                acc_t, se_t = pairwise_accuracy(model, tok, held_true, max_len)
+                acc_p, se_p = pairwise_accuracy(model, tok, held_people, max_len)
+                write_json(work / "metrics.json", {"acc_true": acc_t, "se_true": se_t, "acc_people": acc_p,
+                                                   "se_people": se_p})
+
+            path = farm.artifact("reward_model_curve", {"sft": sft, "labels": source, "n": n, **asdict(cfg)}, build)
+            rows.append({"labels": source, "label agreement with R*": sum(agree) / max(len(agree), 1),
+                         "pairs": len(data), **read_json(Path(path) / "metrics.json")})
+    return rows
