@@ -24,13 +24,16 @@ from farmlib.lm.model import load_model, load_tokenizer, n_trainable, new_model,
 from farmlib.lm.sampling import respond
 from farmlib.lm.supervised import train_lm
 from farmlib.profiles import Profile, get_profile
+from farmlib.seeding import deterministic_torch
 from farmlib.world import REFERENCE, FarmWorld, Writer, format_prompt, make_splits
 
 
 class Farm:
-    """Artifacts, data and models of one profile."""
+    """Artifacts, data and models of one profile; making one turns on torch's deterministic kernels
+    (:func:`farmlib.seeding.deterministic_torch`)."""
 
     def __init__(self, profile: str | Profile = "tiny", root: str | Path | None = None, **overrides):
+        deterministic_torch()
         self.profile = get_profile(profile, **overrides)
         self.root = Path(root) if root is not None else runs_root() / self.profile.name
         self.store = ArtifactStore(self.root)
@@ -150,7 +153,7 @@ class Farm:
         cfg = {"start": self.key(start), "splits": list(splits), "data": self._splits_config(),
                "train": dataclasses.asdict(train), "max_length": p.model.max_length}
         if p.model.lora_r:
-            cfg["lora_r"] = p.model.lora_r
+            cfg["lora_r"], cfg["lora_init"] = p.model.lora_r, "seeded"  # adapters drawn from train.seed
 
         def build(work: Path) -> None:
             model = load_model(start, p.device).train()
@@ -165,7 +168,7 @@ class Farm:
         t0 = time.time()
         lora = self.profile.model.lora_r if lora else 0
         if lora:  # train adapters only, then merge them so the artifact is a plain model
-            model = with_lora(model, lora)
+            model = with_lora(model, lora, seed=cfg.seed)
             info["trainable_params"] = n_trainable(model)
         hist = train_lm(model, self.tokenizer(), pairs, cfg, work, self.profile.model.max_length,
                         self.profile.device, desc=desc)
@@ -281,7 +284,7 @@ class Farm:
         start = start or self.sft_model()
         cfg = {"start": start, "train": train, **config}
         if self.profile.model.lora_r:
-            cfg["lora_r"] = self.profile.model.lora_r
+            cfg["lora_r"], cfg["lora_init"] = self.profile.model.lora_r, "seeded"  # adapters drawn from train.seed
 
         def build(work: Path) -> None:
             model = load_model(start, self.profile.device).train()

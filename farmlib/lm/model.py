@@ -20,6 +20,7 @@ from transformers import (
 )
 
 from farmlib.profiles import ModelConfig
+from farmlib.seeding import seeded
 
 transformers.utils.logging.disable_progress_bar()  # our own tqdm bars show the long work
 
@@ -59,8 +60,7 @@ def new_model(cfg: ModelConfig, tokenizer, seed: int = 0) -> LlamaForCausalLM:
         tie_word_embeddings=True, eos_token_id=tokenizer.eos_token_id,
         pad_token_id=tokenizer.pad_token_id, bos_token_id=tokenizer.eos_token_id,
     )
-    with torch.random.fork_rng():
-        torch.manual_seed(seed)
+    with seeded(seed):
         return LlamaForCausalLM(config)
 
 
@@ -76,13 +76,15 @@ def load_model(path_or_name: str | Path, device: str = "cpu", dtype: torch.dtype
     return model.to(device).eval()
 
 
-def with_lora(model, r: int, alpha: int | None = None, dropout: float = 0.05):
-    """Wrap ``model`` with LoRA adapters of rank ``r`` on every linear layer (peft); only they train."""
+def with_lora(model, r: int, alpha: int | None = None, dropout: float = 0.05, seed: int = 0):
+    """Wrap ``model`` with LoRA adapters of rank ``r`` on every linear layer (peft), initialised from
+    ``seed``; only they train."""
     from peft import LoraConfig, get_peft_model
 
     cfg = LoraConfig(r=r, lora_alpha=alpha or 2 * r, lora_dropout=dropout, target_modules="all-linear",
                      task_type="CAUSAL_LM")
-    return get_peft_model(model, cfg)
+    with seeded(seed):
+        return get_peft_model(model, cfg)
 
 
 def n_trainable(model: torch.nn.Module) -> int:

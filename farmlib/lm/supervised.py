@@ -16,6 +16,7 @@ import torch
 
 from farmlib.profiles import TrainConfig
 from farmlib.progress import progress
+from farmlib.seeding import rng_state, set_rng_state
 
 
 def encode_pairs(tokenizer, pairs: list[tuple[str, str]], max_length: int) -> list[tuple[list[int], int]]:
@@ -70,12 +71,14 @@ def train_lm(model, tokenizer, pairs: list[tuple[str, str]], cfg: TrainConfig, w
     history: list[dict] = []
     start = 0
     ckpt = workdir / "checkpoint.pt" if workdir else None
-    if ckpt and ckpt.exists():  # resume an interrupted run
+    torch.manual_seed(cfg.seed)  # dropout (LoRA's); the data order has its own generator below
+    if ckpt and ckpt.exists():  # resume an interrupted run where it stopped, generator state included
         state = torch.load(ckpt, weights_only=False)
         model.load_state_dict(state["model"])
         opt.load_state_dict(state["opt"])
         history, start = state["history"], state["step"]
-    torch.manual_seed(cfg.seed + start)
+        if "rng" in state:  # (checkpoints of older versions lack it)
+            set_rng_state(state["rng"])
     order: list[int] = []
     t0, tokens = time.time(), 0
     bar = progress(range(start, total), desc=desc, leave=False, mininterval=2)
@@ -101,7 +104,7 @@ def train_lm(model, tokenizer, pairs: list[tuple[str, str]], cfg: TrainConfig, w
         bar.set_postfix(loss=f"{loss.item():.3f}")
         if ckpt and (step + 1) % cfg.save_every == 0 and step + 1 < total:
             torch.save({"model": model.state_dict(), "opt": opt.state_dict(), "history": history,
-                        "step": step + 1}, ckpt)
+                        "step": step + 1, "rng": rng_state()}, ckpt)
     if ckpt and ckpt.exists():
         ckpt.unlink()
     model.eval()

@@ -24,13 +24,15 @@ class BestOfNConfig:
     temperature: float = 1.0  # sampling temperature of the candidates
     split: str = "eval"  # whose instructions
     n_prompts: int | None = None  # first n_prompts of the split (None: all)
+    seed: int = 0  # sampling of the candidates
 
 
 def candidates(farm, cfg: BestOfNConfig, model: str | None = None) -> list[list[dict]]:
-    """``n_max`` samples per prompt: ``[k][i]`` is sample k for prompt i."""
+    """``n_max`` samples per prompt: ``[k][i]`` is sample k for prompt i (drawn with seed
+    ``1000 + k + 100_000 * cfg.seed``)."""
     model = model or farm.sft_model()
-    return [farm.samples(model, cfg.split, temperature=cfg.temperature, seed=1000 + k, generator=f"sample{k}",
-                         n=cfg.n_prompts) for k in range(cfg.n_max)]
+    return [farm.samples(model, cfg.split, temperature=cfg.temperature, seed=1000 + k + 100_000 * cfg.seed,
+                         generator=f"sample{k}", n=cfg.n_prompts) for k in range(cfg.n_max)]
 
 
 def select(farm, rm_path: str, cfg: BestOfNConfig | None = None) -> dict:

@@ -26,6 +26,7 @@ class PairsFinetuneConfig:
     epochs: float = 2.0  # passes over the examples
     lr: float = 5e-4  # peak learning rate
     batch_size: int = 32  # examples per step
+    seed: int = 0  # data order
 
 
 # -- a preference pair ---------------------------------------------------------------------------
@@ -142,7 +143,7 @@ def run_trl(farm, sft: str, work: Path, config_cls, trainer_cls, cfg, data, desc
     args = config_cls(
         output_dir=str(work / "trl"), beta=cfg.beta, num_train_epochs=cfg.epochs, learning_rate=cfg.lr,
         per_device_train_batch_size=cfg.batch_size, lr_scheduler_type="cosine", warmup_steps=0.05,
-        logging_steps=1, save_strategy="no", report_to=[], seed=cfg.seed, use_cpu=prof.device == "cpu",
+        logging_steps=1, save_strategy="no", report_to=[], seed=cfg.seed, data_seed=cfg.seed, use_cpu=prof.device == "cpu",
         max_length=prof.model.max_length, disable_tqdm=True, bf16=False,
     )
     model = load_model(sft, prof.device).train()

@@ -22,12 +22,14 @@ class ExpertIterationConfig:
     epochs: float = 2.0  # passes over the winners
     lr: float = 5e-4  # peak learning rate
     batch_size: int = 32  # examples per step
+    seed: int = 0  # the candidates' sampling and the data order
 
 
 def train(farm, rm_path: str, cfg: ExpertIterationConfig | None = None) -> str:
     cfg = cfg or farm.method_config("expert_iteration")
-    bon = best_of_n.select(farm, rm_path, best_of_n.BestOfNConfig(n_max=cfg.n, split="unlabeled", n_prompts=cfg.n_prompts))
+    bon_cfg = best_of_n.BestOfNConfig(n_max=cfg.n, split="unlabeled", n_prompts=cfg.n_prompts, seed=cfg.seed)
+    bon = best_of_n.select(farm, rm_path, bon_cfg)
     winners = bon["outputs"][max(bon["outputs"])]
     pairs = [(format_prompt(r["instruction"], r["input"]), r["output"]) for r in winners]
-    train_cfg = TrainConfig(epochs=cfg.epochs, lr=cfg.lr, batch_size=cfg.batch_size)
+    train_cfg = TrainConfig(epochs=cfg.epochs, lr=cfg.lr, batch_size=cfg.batch_size, seed=cfg.seed)
     return farm.finetune("expert_iteration", {"method": asdict(cfg), "rm": rm_path}, pairs, train_cfg)

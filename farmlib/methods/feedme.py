@@ -22,5 +22,5 @@ def train(farm, cfg: FeedMEConfig | None = None) -> str:
     cfg = cfg or farm.method_config("feedme")
     prefs = farm.preference_data(cfg.annotator)
     pairs = [(format_prompt(r["instruction"], r["input"]), winner(r)) for r in prefs]
-    train_cfg = TrainConfig(epochs=cfg.epochs, lr=cfg.lr, batch_size=cfg.batch_size)
+    train_cfg = TrainConfig(epochs=cfg.epochs, lr=cfg.lr, batch_size=cfg.batch_size, seed=cfg.seed)
     return farm.finetune("feedme", {"method": asdict(cfg), "n": len(prefs)}, pairs, train_cfg)

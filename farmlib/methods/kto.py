@@ -54,8 +54,8 @@ def train(farm, cfg: KTOConfig | None = None) -> str:
         import trl
 
         t0 = time.time()
-        data = dataset(prefs, tok.eos_token, cfg.seed)
+        data = dataset(prefs, tok.eos_token, cfg.seed)  # shuffled by the seed: TRL's KTO reads it in order
         run_trl(farm, sft, work, trl.KTOConfig, trl.KTOTrainer, cfg, data, "kto")
         write_json(work / "train_info.json", {"seconds": time.time() - t0, "examples": len(data)})
 
-    return farm.artifact("kto", {"sft": sft, "n": len(prefs), **asdict(cfg)}, build)
+    return farm.artifact("kto", {"sft": sft, "n": len(prefs), "order": "shuffled", **asdict(cfg)}, build)

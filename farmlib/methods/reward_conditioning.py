@@ -33,6 +33,6 @@ def conditioned_pairs(prefs: list[dict]) -> list[tuple[str, str]]:
 def train(farm, cfg: RewardConditioningConfig | None = None) -> str:
     cfg = cfg or farm.method_config("reward_conditioning")
     prefs = farm.preference_data(cfg.annotator)
-    train_cfg = TrainConfig(epochs=cfg.epochs, lr=cfg.lr, batch_size=cfg.batch_size)
+    train_cfg = TrainConfig(epochs=cfg.epochs, lr=cfg.lr, batch_size=cfg.batch_size, seed=cfg.seed)
     return farm.finetune("reward_conditioning", {"method": asdict(cfg), "n": len(prefs)},
                          conditioned_pairs(prefs), train_cfg)

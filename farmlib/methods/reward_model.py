@@ -24,6 +24,7 @@ from farmlib.lm.supervised import lr_at
 from farmlib.methods.common import loser, score, winner
 from farmlib.profiles import TrainConfig
 from farmlib.progress import progress
+from farmlib.seeding import seeded
 from farmlib.world import format_prompt
 
 
@@ -112,9 +113,10 @@ def fit(model, tok, pairs: list[dict], cfg: RewardModelConfig, max_length: int) 
     return history
 
 
-def new_reward_model(sft: str, tok, device: str = "cpu"):
-    """A scalar head on the SFT transformer (the head is freshly initialised)."""
-    model = AutoModelForSequenceClassification.from_pretrained(sft, num_labels=1)
+def new_reward_model(sft: str, tok, device: str = "cpu", seed: int = 0):
+    """A scalar head on the SFT transformer (the head freshly initialised from ``seed``)."""
+    with seeded(seed):
+        model = AutoModelForSequenceClassification.from_pretrained(sft, num_labels=1)
     model.config.pad_token_id = tok.pad_token_id
     return model.to(device)
 
@@ -131,7 +133,7 @@ def train(farm, cfg: RewardModelConfig | None = None) -> str:
 
     def build(work: Path) -> None:
         t0 = time.time()
-        model = new_reward_model(sft, tok, farm.profile.device)
+        model = new_reward_model(sft, tok, farm.profile.device, cfg.seed)
         history = fit(model, tok, tr, cfg, max_len)
         val = farm.annotator(cfg.annotator, seed=1).annotate_pairs(held, seed=1)
         val = [r for r in val if r["preference"] in (1, 2)]
@@ -147,7 +149,8 @@ def train(farm, cfg: RewardModelConfig | None = None) -> str:
                                            "n_val_true": len(truth), "n_train": len(tr),
                                            "seconds": time.time() - t0})
 
-    return farm.artifact("reward_model", {"sft": sft, "n": len(tr), **asdict(cfg)}, build)
+    # "init": the head is drawn from cfg.seed (before: from whatever state torch's generator was in)
+    return farm.artifact("reward_model", {"sft": sft, "n": len(tr), "init": "seeded", **asdict(cfg)}, build)
 
 
 def metrics(path: str) -> dict:

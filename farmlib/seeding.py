@@ -1,0 +1,50 @@
+"""Reproducible runs: same profile, same seeds, same machine ⇒ the same artifacts, bit for bit.
+
+Every random draw in farmlib comes from a seed in a config: ``random.Random(seed)`` objects for data
+order and the simulated annotators (a string seed hashes the same in every process, whatever
+``PYTHONHASHSEED``), and torch's generator, seeded where fresh weights are drawn (:func:`seeded`) and
+at the start of each training loop and sampler, so that nothing depends on what ran before in the
+process. :func:`deterministic_torch` (called by ``Farm``) asks torch for deterministic kernels.
+
+On a GPU, cuBLAS is deterministic only if ``CUBLAS_WORKSPACE_CONFIG`` is ``:4096:8`` (or ``:16:8``) when
+it is first used: :func:`deterministic_torch` sets ``:4096:8`` unless the variable is set already. Set
+it yourself (``export CUBLAS_WORKSPACE_CONFIG=:4096:8``) if your process multiplies CUDA matrices
+before it makes a ``Farm``; an op with no deterministic kernel runs anyway, with a warning.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import torch
+
+
+def deterministic_torch() -> None:
+    """Deterministic kernels where torch has them (a warning, not an error, where it has none)."""
+    os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+    torch.use_deterministic_algorithms(True, warn_only=True)
+    torch.backends.cudnn.benchmark = False
+
+
+@contextmanager
+def seeded(seed: int) -> Iterator[None]:
+    """Run the block with torch's generators seeded by ``seed``, then restore their state: what the block
+    draws (a fresh head's weights, LoRA adapters) depends on ``seed`` alone, not on what ran before."""
+    with torch.random.fork_rng():
+        torch.manual_seed(seed)
+        yield
+
+
+def rng_state() -> dict:
+    """Torch's generator states (CPU and every GPU), for a checkpoint."""
+    return {"cpu": torch.random.get_rng_state(),
+            "cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else []}
+
+
+def set_rng_state(state: dict) -> None:
+    """Restore what :func:`rng_state` saved, so a resumed run draws what the uninterrupted one would."""
+    torch.random.set_rng_state(state["cpu"])
+    if state["cuda"]:
+        torch.cuda.set_rng_state_all(state["cuda"])
