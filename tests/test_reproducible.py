@@ -1,13 +1,22 @@
-"""Same profile, same seed, same machine: identical artifacts, bit for bit, from fresh processes."""
+"""Same profile, same seed, same machine: identical artifacts, bit for bit, from fresh processes; and a
+method's seed really changes its run."""
 
 import hashlib
 import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
+import pytest
+import torch
 from conftest import ROOT
+
+from farmlib.lm import model as lm
+from farmlib.lm import supervised
+from farmlib.methods import policy, reward_model, reward_model_path
+from farmlib.profiles import ModelConfig, TrainConfig
 
 _BUILD = """
 import json, sys
@@ -38,3 +47,151 @@ def test_micro_base_and_sft_are_bit_identical_across_processes(tmp_path):
         assert a and a == b, f"{kind} differs between two fresh builds: {a} vs {b}"
         assert Path(results[0]["paths"][kind]).name == Path(results[1]["paths"][kind]).name  # same key
     assert results[0]["outputs"] == results[1]["outputs"]  # and the samples drawn from them
+
+
+# -- the whole leaderboard -------------------------------------------------------------------------
+_LEADERBOARD = """
+import json, sys
+from farmlib import Farm
+from farmlib.evaluation.leaderboard import leaderboard_of_methods
+from farmlib.methods import BASELINES, METHODS
+names = BASELINES + METHODS
+board = leaderboard_of_methods(Farm("micro"), names[::-1] if sys.argv[1] == "reversed" else names)
+print(json.dumps(board.drop(columns=["train_seconds", "paper_row", "paper_sim", "paper_human"]).to_dict("records")))
+"""
+#: Keys of the JSON files that hold wall-clock times (train_info.json, info.json, history.json, metrics.json).
+TIMING = {"seconds", "steps_per_second"}
+#: Every kind of artifact the leaderboard builds.
+KINDS = {"splits", "tokenizer", "base", "sft", "samples", "preferences", "reward_model", "feedme",
+         "reward_conditioning", "dpo", "kto", "best_of_n", "expert_iteration", "ppo", "quark"}
+
+
+def _without_timing(obj):
+    if isinstance(obj, dict):
+        return {k: _without_timing(v) for k, v in obj.items() if k not in TIMING}
+    if isinstance(obj, list):
+        return [_without_timing(v) for v in obj]
+    return obj
+
+
+def artifact_digests(root: Path) -> dict[str, str]:
+    """SHA-256 of every file of every finished artifact under ``root`` (``kind/hash/file``); JSON files
+    are hashed without their wall-clock times, and ``_files.json`` (which hashes them with) is left out."""
+    out = {}
+    for p in sorted(root.glob("*/*/**/*")):
+        rel = p.relative_to(root)
+        if not p.is_file() or p.name in ("_files.json", "_DONE") or rel.parts[1].endswith((".lock", ".partial")):
+            continue
+        data = p.read_bytes()
+        if p.suffix == ".json":
+            data = json.dumps(_without_timing(json.loads(data)), sort_keys=True).encode()
+        out[rel.as_posix()] = hashlib.sha256(data).hexdigest()
+    return out
+
+
+def test_micro_leaderboard_is_bit_identical_across_processes(tmp_path):
+    """Two fresh processes with different PYTHONHASHSEED, separate runs folders, and the methods built in
+    opposite orders (so that nothing may depend on what ran before): every artifact of every method and
+    baseline, and the leaderboard's numbers, are identical."""
+    t0, procs = time.time(), []
+    for k, order in enumerate(("forward", "reversed")):
+        env = {**os.environ, "FARM_RUNS": str(tmp_path / f"runs{k}"), "PYTHONHASHSEED": str(k + 1)}
+        out, err = (open(tmp_path / f"{k}.{s}", "w") for s in ("out", "err"))  # noqa: SIM115 - closed below
+        procs.append((subprocess.Popen([sys.executable, "-c", _LEADERBOARD, order], cwd=ROOT, env=env, stdout=out,
+                                       stderr=err), out, err))
+    boards = []
+    for k, (proc, out, err) in enumerate(procs):
+        proc.wait(timeout=1800)
+        out.close(), err.close()
+        assert proc.returncode == 0, (tmp_path / f"{k}.err").read_text()[-3000:]
+        rows = json.loads((tmp_path / f"{k}.out").read_text().strip().splitlines()[-1])
+        boards.append({r["method"]: r for r in rows})
+    print(f"two micro leaderboards, side by side, in {time.time() - t0:.0f} s")
+    assert boards[0] == boards[1]
+    assert all(r["win_rate_p_sim_eval"] == r["win_rate_p_sim_eval"] for r in boards[0].values())  # numbers, not NaN
+    a, b = (artifact_digests(tmp_path / f"runs{k}" / "micro") for k in range(2))
+    assert {Path(k).parts[0] for k in a} == KINDS
+    assert sorted(a) == sorted(b), "the two runs built different artifacts (different config keys)"
+    differ = sorted(k for k in a if a[k] != b[k])
+    assert not differ, f"{len(differ)} files differ between two fresh builds: {differ[:10]}"
+
+
+# -- a seed is used, and only the seed ------------------------------------------------------------
+@pytest.mark.parametrize("name", ["reward_model", "dpo", "kto"])
+def test_a_method_seed_changes_its_run(micro_farm, name):
+    """Seeds 0 and 1 of a method give two artifacts with different weights."""
+    weights = []
+    for seed in (0, 1):
+        cfg = micro_farm.method_config(name, {"epochs": 1, "seed": seed})
+        path = reward_model_path(micro_farm, cfg) if name == "reward_model" else policy(micro_farm, name, cfg)[0]
+        weights.append(hashlib.sha256((Path(path) / "model.safetensors").read_bytes()).hexdigest())
+    assert weights[0] != weights[1], f"{name}: seed 1 trained the same weights as seed 0"
+
+
+def test_fresh_weights_do_not_depend_on_the_global_generator(micro_farm):
+    """A reward model's new head and LoRA adapters are drawn from their own seed, whatever ran before."""
+    sft, tok = micro_farm.sft_model(), micro_farm.tokenizer()
+    heads, adapters = [], []
+    for state in (1, 2):
+        torch.manual_seed(state)
+        heads.append(reward_model.new_reward_model(sft, tok).score.weight)
+        torch.manual_seed(state)
+        peft = lm.with_lora(lm.load_model(sft), 2)
+        adapters.append(torch.cat([p.flatten() for n, p in peft.named_parameters() if "lora_A" in n]))
+    assert torch.equal(*heads) and torch.equal(*adapters)
+    other = reward_model.new_reward_model(sft, tok, seed=1).score.weight
+    assert not torch.equal(heads[0], other)
+
+
+def test_resumed_training_equals_uninterrupted(tmp_path, monkeypatch):
+    """LoRA training (with dropout) interrupted after a checkpoint and resumed ends with the same weights
+    as the run that was never interrupted: the checkpoint carries the generator's state."""
+    docs = [f"the goat number {i} eats grass" for i in range(64)]
+    tok = lm.train_tokenizer(docs, 300)
+    cfg = TrainConfig(epochs=1, lr=1e-2, batch_size=8, save_every=3)
+    mcfg = ModelConfig(hidden_size=16, num_layers=1, num_heads=2, intermediate_size=32)
+    pairs = [("", d) for d in docs]
+
+    def fresh():
+        return lm.with_lora(lm.new_model(mcfg, tok), 4, dropout=0.3)
+
+    whole = fresh()
+    supervised.train_lm(whole, tok, pairs, cfg)
+    real_loss, calls = supervised.lm_loss, {"n": 0}
+
+    def flaky(model, batch):
+        calls["n"] += 1
+        if calls["n"] == 5:
+            raise RuntimeError("power cut")
+        return real_loss(model, batch)
+
+    monkeypatch.setattr(supervised, "lm_loss", flaky)
+    with pytest.raises(RuntimeError):
+        supervised.train_lm(fresh(), tok, pairs, cfg, tmp_path)
+    monkeypatch.setattr(supervised, "lm_loss", real_loss)
+    torch.manual_seed(123)  # whatever the process did meanwhile
+    resumed = fresh()
+    supervised.train_lm(resumed, tok, pairs, cfg, tmp_path)
+    for (n, a), b in zip(whole.state_dict().items(), resumed.state_dict().values()):
+        assert torch.equal(a, b), n
+
+
+def test_farm_asks_torch_for_deterministic_kernels(monkeypatch, tmp_path):
+    """Warnings by default, strict mode with FARM_DETERMINISTIC=strict, and a later Farm keeps strict mode."""
+    from farmlib import Farm
+
+    monkeypatch.delenv("FARM_DETERMINISTIC", raising=False)
+    monkeypatch.delenv("CUBLAS_WORKSPACE_CONFIG", raising=False)
+    try:
+        torch.use_deterministic_algorithms(False)
+        Farm("micro", root=tmp_path)
+        assert torch.are_deterministic_algorithms_enabled() and torch.is_deterministic_algorithms_warn_only_enabled()
+        assert os.environ["CUBLAS_WORKSPACE_CONFIG"] == ":4096:8"
+        monkeypatch.setenv("FARM_DETERMINISTIC", "strict")
+        Farm("micro", root=tmp_path)
+        assert not torch.is_deterministic_algorithms_warn_only_enabled()
+        monkeypatch.delenv("FARM_DETERMINISTIC")
+        Farm("micro", root=tmp_path)
+        assert not torch.is_deterministic_algorithms_warn_only_enabled()
+    finally:
+        torch.use_deterministic_algorithms(True, warn_only=True)
