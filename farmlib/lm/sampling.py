@@ -166,13 +166,15 @@ def _sample_batch(model, input_ids: torch.Tensor, attention_mask: torch.Tensor, 
         done |= nxt == eos_id
         n_done = int(done.sum())
         if n_done == len(rows) or t + 1 == max_new_tokens:
-            return out[:, :t + 1]
+            break
         if 4 * n_done >= len(rows):  # a quarter of the batch is finished: drop those rows
             keep = (~done).nonzero().squeeze(1)
             rows, done, nxt = rows[keep], done[keep], nxt[keep]
             decoder.keep(keep)
         logits = decoder(nxt[:, None])
-    return out
+    return out[:, :t + 1]
+
+
 def sample_ids(model, tokenizer, prompts: list[str], temperature: float = 0.7, max_new_tokens: int = 128,
                batch_size: int = 64, seed: int = 0, desc: str = "sample") -> list[list[int]]:
     """Response token ids per prompt (up to and including EOS), in the prompts' order."""
