@@ -2,14 +2,17 @@
 
 Notebooks in ``notebooks/`` are committed without outputs; their executed copies go to
 ``book/chapters/`` (a build product) and ``_toc.yml`` points at those. Artifacts are cached
-under ``runs/<profile>/``, so a warm rebuild only re-executes cheap cells and a failed build
-resumes where it stopped.
+under ``runs/<profile>/``, so a failed build resumes where it stopped. A chapter is not executed
+again while nothing it depends on has changed (:func:`chapter_key`): its executed copy records the
+key it ran under and the metrics files it wrote, and is reused while both still match.
 """
 
 from __future__ import annotations
 
 import ast
 import fcntl
+import hashlib
+import json
 import os
 import subprocess
 import sys
@@ -160,6 +163,55 @@ def _hide_default_parameters(path: Path) -> None:
         nbformat.write(nb, path)
 
 
+# -- the execution cache ---------------------------------------------------------------------------
+LIBRARY = Path(__file__).resolve().parent  # farmlib's source: a change to any of it re-executes every chapter
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def library_digest(folder: Path | None = None) -> str:
+    """SHA-256 over the names and contents of every file of farmlib (bytecode caches aside)."""
+    folder = folder or LIBRARY
+    files = sorted(p for p in folder.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+    return _sha256(b"".join(f"{p.relative_to(folder)}\0{_sha256(p.read_bytes())}\n".encode() for p in files))
+
+
+def chapter_key(src: Path, parameters: dict, library: str, runs: Path) -> str:
+    """What an executed chapter depends on: its notebook, the parameters it ran with (the profile among
+    them), farmlib's source (``library_digest``), and the artifact folder it read and wrote."""
+    inputs = {"notebook": _sha256(src.read_bytes()), "parameters": parameters, "farmlib": library,
+              "runs": str(runs)}
+    return _sha256(json.dumps(inputs, sort_keys=True, default=str).encode())
+
+
+def _metrics_files(metrics: Path) -> dict[str, int]:
+    """The chapters' metrics files and their modification times (``build_times.json`` aside)."""
+    return {p.name: p.stat().st_mtime_ns for p in metrics.glob("*.json") if p.name != "build_times.json"}
+
+
+def _record(dst: Path, key: str, metrics: Path, written: list[str], seconds: float) -> None:
+    """Write into a successfully executed notebook's metadata what :func:`reusable` checks."""
+    import nbformat
+
+    nb = nbformat.read(dst, as_version=4)
+    nb.metadata["farm"] = {"key": key, "seconds": round(seconds, 1),
+                           "metrics": {n: _sha256((metrics / n).read_bytes()) for n in sorted(written)}}
+    nbformat.write(nb, dst)
+
+
+def reusable(dst: Path, key: str, metrics: Path) -> bool:
+    """Whether the executed chapter ``dst`` ran to the end under ``key`` and the metrics files it wrote
+    are still there, unchanged."""
+    try:
+        record = json.loads(dst.read_text())["metadata"]["farm"]
+    except (OSError, ValueError, KeyError):
+        return False
+    return record.get("key") == key and all(
+        (metrics / n).is_file() and _sha256((metrics / n).read_bytes()) == h for n, h in record["metrics"].items())
+
+
 # -- the status line ------------------------------------------------------------------------------
 def _clock(s: float) -> str:
     s = int(s)
@@ -262,9 +314,12 @@ def _book_lock(path: Path):
 
 
 def build_book(profile: str = "tiny", root: str | Path = ".", html: bool = True,
-               only: list[str] | None = None, parameters: dict | None = None) -> dict[str, float]:
+               only: list[str] | None = None, parameters: dict | None = None,
+               force: bool = False) -> dict[str, float]:
     """Execute the chapters for ``profile`` and build ``_build/html``; returns seconds per step.
 
+    A chapter whose :func:`chapter_key` matches the one its executed copy recorded, and whose metrics
+    files are unchanged, is reused without running (``force``: execute every chapter anyway).
     Raises ``BookError`` with a message for the user when a chapter fails or the input is wrong.
     """
     from farmlib.profiles import PROFILES
@@ -273,27 +328,37 @@ def build_book(profile: str = "tiny", root: str | Path = ".", html: bool = True,
         raise BookError(f"unknown profile {profile!r}; choose from {', '.join(sorted(PROFILES))}")
     root = Path(root).resolve()
     os.environ.setdefault("FARM_RUNS", str(root / "runs"))
-    runs = Path(os.environ["FARM_RUNS"]) / profile
+    runs = Path(os.environ["FARM_RUNS"]).resolve() / profile
+    metrics = runs / "metrics"
     todo = [c for c in chapters(root) if not only or any(o in c.stem for o in only)]
     if not todo:
         raise BookError(f"no chapter in {root / 'notebooks'} matches {only}")
     params = {"profile": profile, **(parameters or {})}
     for nb in todo:
         check_parameters(nb, params)
-    last = runs / "metrics" / "build_times.json"
+    library = library_digest()
+    keys = {nb: chapter_key(nb, params, library, runs) for nb in todo}
+    reuse = {nb: not force and reusable(root / EXECUTED / nb.name, keys[nb], metrics) for nb in todo}
+    last = metrics / "build_times.json"  # seconds of each chapter's last execution: the next estimate
+    prev = read_json(last) if last.exists() else {}
     estimate = None
-    if last.exists():
-        prev = read_json(last)
-        known = [prev[c.stem] for c in todo if c.stem in prev]
-        if len(known) == len(todo):
-            estimate = sum(known) + (prev.get("html", 0.0) if html else 0.0)
+    if all(reuse[c] or c.stem in prev for c in todo):
+        estimate = sum(prev[c.stem] for c in todo if not reuse[c]) + (prev.get("html", 0.0) if html else 0.0)
 
     times: dict[str, float] = {}
+    executed: dict[str, float] = {}
     with _book_lock(runs / ".book.lock"), Status(len(todo), estimate) as status:
         for i, nb in enumerate(todo, 1):
+            dst = root / EXECUTED / nb.name
+            if reuse[nb]:
+                times[nb.stem] = 0.0
+                status.done(f"[{i}/{len(todo)}] {nb.stem}: reused (notebook, parameters and farmlib unchanged)")
+                continue
             status.chapter(i, nb.stem)
-            times[nb.stem] = execute_notebook(nb, root / EXECUTED / nb.name, params, cwd=root,
-                                              on_cell=status.on_cell)
+            before = _metrics_files(metrics)
+            times[nb.stem] = executed[nb.stem] = execute_notebook(nb, dst, params, cwd=root, on_cell=status.on_cell)
+            written = [n for n, t in _metrics_files(metrics).items() if before.get(n) != t]
+            _record(dst, keys[nb], metrics, written, times[nb.stem])
             status.done(f"[{i}/{len(todo)}] {nb.stem}: {times[nb.stem]:.1f} s")
         if html:
             status.chapter(len(todo), "building HTML with Jupyter Book")
@@ -305,9 +370,9 @@ def build_book(profile: str = "tiny", root: str | Path = ".", html: bool = True,
             if proc.returncode != 0 or not index.exists():
                 log = (proc.stdout + proc.stderr).strip().splitlines()[-15:]
                 raise ChapterFailed("jupyter-book build failed (exit {}):\n  {}".format(proc.returncode, "\n  ".join(log)))
-            times["html"] = time.time() - t0
+            times["html"] = executed["html"] = time.time() - t0
             status.done(f"HTML: {times['html']:.1f} s -> {index}")
     times["total"] = sum(times.values())
     if only is None and parameters is None:  # a whole default build: the next build's estimate
-        write_json(last, times)
+        write_json(last, {**{k: v for k, v in prev.items() if k != "total"}, **executed})
     return times

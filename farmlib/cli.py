@@ -1,6 +1,6 @@
 """``farm``: the one way to run things.
 
-    farm book [--profile tiny]                  execute every chapter and build the book
+    farm book [--profile tiny] [--force]        execute every changed chapter and build the book
     farm run NOTEBOOK -p NAME VALUE ...         rerun one chapter with new parameters
     farm leaderboard FILE... [-o out.csv]       win-rates from AlpacaEval annotation files
 """
@@ -24,7 +24,7 @@ def _value(text: str):
 def cmd_book(args) -> int:
     from farmlib.book import build_book
 
-    times = build_book(args.profile, args.root, html=not args.no_html, only=args.only)
+    times = build_book(args.profile, args.root, html=not args.no_html, only=args.only, force=args.force)
     print("seconds per step:", json.dumps({k: round(v, 1) for k, v in times.items()}))
     return 0
 
@@ -83,6 +83,8 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument("--profile", default="tiny")
     b.add_argument("--only", nargs="*", help="execute only chapters whose name contains one of these")
     b.add_argument("--no-html", action="store_true", help="execute the notebooks but skip Jupyter Book")
+    b.add_argument("--force", action="store_true",
+                   help="execute every chapter, also those unchanged since their last run (notebook, parameters, farmlib)")
     b.set_defaults(fn=cmd_book)
 
     r = sub.add_parser("run", help="rerun one chapter with papermill")

@@ -88,6 +88,7 @@ PROFILES: dict[str, Profile] = {
                           vocab_size=2048, max_length=256),
         pretrain_docs=12_000, pretrain=TrainConfig(epochs=2, lr=2e-3, batch_size=32),
         sft=TrainConfig(epochs=8, lr=2e-3, batch_size=32), max_new_tokens=128, n_preference=1000,
+        gen_batch_size=256,  # the sampler's tokens/s grow with the batch (benchmarks/sampler_speed.py)
     ),
     # one GPU, real Alpaca data, a small open model
     "small": Profile(

@@ -1,0 +1,98 @@
+"""`farm book` executes a chapter again only when something it depends on changed: its notebook, its
+parameters, farmlib's source; a failed chapter is never reused."""
+
+import json
+import shutil
+
+import pytest
+
+import farmlib.book as book
+from farmlib.book import ChapterFailed, build_book
+
+#: A toy chapter: it logs each execution and writes a metrics file, as the real chapters do.
+CODE = """import os, pathlib
+runs = pathlib.Path(os.environ["FARM_RUNS"])
+with open(runs / "executions.log", "a") as f:
+    f.write("{name}\\n")
+(runs / profile / "metrics").mkdir(parents=True, exist_ok=True)
+(runs / profile / "metrics" / "{name}.json").write_text(str(n))"""
+
+
+def write_chapter(root, name: str, n: int = 1, extra: str = "") -> None:
+    cells = [(f'profile = "tiny"\nn = {n}', ["parameters"]), (CODE.format(name=name) + extra, [])]
+    nb = {"cells": [{"cell_type": "code", "id": f"c{i}", "metadata": {"tags": tags}, "source": src, "outputs": [],
+                     "execution_count": None} for i, (src, tags) in enumerate(cells)],
+          "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
+          "nbformat": 4, "nbformat_minor": 5}
+    (root / "notebooks" / f"{name}.ipynb").write_text(json.dumps(nb))
+
+
+@pytest.fixture
+def toy(tmp_path, monkeypatch):
+    """A book of two toy chapters; ``toy.build(...)`` returns the chapters executed, in order."""
+    root, runs = tmp_path / "book", tmp_path / "runs"
+    (root / "notebooks").mkdir(parents=True)
+    runs.mkdir()
+    monkeypatch.setenv("FARM_RUNS", str(runs))
+    for name in ("01_a", "02_b"):
+        write_chapter(root, name)
+
+    class Toy:
+        def __init__(self):
+            self.root, self.runs = root, runs
+
+        def build(self, **kw) -> list[str]:
+            log = runs / "executions.log"
+            log.unlink(missing_ok=True)
+            build_book("micro", root, html=False, **kw)
+            return log.read_text().split() if log.exists() else []
+
+    return Toy()
+
+
+def test_unchanged_chapters_are_reused(toy, capsys):
+    assert toy.build() == ["01_a", "02_b"]
+    capsys.readouterr()
+    assert toy.build() == []
+    out = capsys.readouterr().out
+    assert "[1/2] 01_a: reused" in out and "[2/2] 02_b: reused" in out
+    assert toy.build(force=True) == ["01_a", "02_b"]  # farm book --force
+
+
+def test_a_changed_notebook_or_parameter_reexecutes_that_chapter(toy):
+    toy.build()
+    write_chapter(toy.root, "02_b", extra="\nprint('edited')")
+    assert toy.build() == ["02_b"]
+    write_chapter(toy.root, "01_a", n=2)  # the parameters cell's default
+    assert toy.build() == ["01_a"]
+    assert toy.build(only=["02_b"], parameters={"n": 3}) == ["02_b"]  # an injected parameter
+    assert toy.build() == ["02_b"]  # back to the defaults
+
+
+def test_a_changed_library_reexecutes_every_chapter(toy, tmp_path, monkeypatch):
+    library = tmp_path / "farmlib"
+    shutil.copytree(book.LIBRARY, library, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(book, "LIBRARY", library)
+    toy.build()
+    assert toy.build() == []
+    path = library / "lm" / "sampling.py"
+    path.write_text(path.read_text() + "\n# a change\n")
+    assert toy.build() == ["01_a", "02_b"]
+
+
+def test_a_missing_or_changed_metrics_file_reexecutes_its_chapter(toy):
+    toy.build()
+    (toy.runs / "micro" / "metrics" / "01_a.json").unlink()
+    assert toy.build() == ["01_a"]
+    (toy.runs / "micro" / "metrics" / "02_b.json").write_text("written by another run")
+    assert toy.build() == ["02_b"]
+
+
+def test_a_failed_chapter_is_never_reused(toy):
+    toy.build()
+    write_chapter(toy.root, "02_b", extra="\nraise ValueError('broken')")
+    with pytest.raises(ChapterFailed):
+        toy.build()
+    write_chapter(toy.root, "02_b")  # back to the notebook of the last successful run: the same key
+    assert toy.build() == ["02_b"]  # its executed copy is the failed run's, so it runs again
+    assert toy.build() == []
