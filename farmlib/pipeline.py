@@ -245,14 +245,34 @@ class Farm:
 
     # -- simulated feedback -----------------------------------------------------------------
     def annotator(self, name: str = "p_sim_eval", seed: int = 0):
-        """``p_sim_eval``, ``p_sim_ann``, ``p_sim_single`` (the judges) or ``human`` (the crowd)."""
+        """``p_sim_eval``, ``p_sim_ann``, ``p_sim_single`` (the learned judges, :meth:`judge_lms`) or ``human``
+        (the crowd)."""
         from farmlib import annotators as A
 
-        makers = {"p_sim_eval": A.pool_eval, "p_sim_ann": A.pool_ann, "p_sim_single": A.single_judge,
-                  "human": lambda world, seed: A.Crowd(world, seed=seed)}
+        makers = {"p_sim_eval": A.pool_eval, "p_sim_ann": A.pool_ann, "p_sim_single": A.single_judge}
+        if name == "human":
+            return A.Crowd(self.world, seed=seed)
         if name not in makers:
-            raise ValueError(f"unknown annotator {name!r}; choose from {sorted(makers)}")
-        return makers[name](self.world, seed=seed)
+            raise ValueError(f"unknown annotator {name!r}; choose from {sorted([*makers, 'human'])}")
+        return makers[name](self.judge_lms(), seed=seed)
+
+    def judge_lms(self) -> dict:
+        """The three judge families' scorers (``gpt4``, ``chatgpt``, ``davinci``), trained once (artifacts
+        ``judge_lm``) and loaded once per farm, so every pool shares their cached scores."""
+        if "judge_lms" not in self._cache:
+            from farmlib.annotators.judges import JudgeLM
+            from farmlib.annotators.learned import JUDGE_FAMILIES, train_judge
+
+            self._cache["judge_lms"] = {
+                f: JudgeLM.load(train_judge(self, cfg), self.profile.device, name=f, max_length=self.profile.model.max_length)
+                for f, cfg in JUDGE_FAMILIES.items()}
+        return self._cache["judge_lms"]
+
+    def judge_train_info(self) -> dict[str, dict]:
+        """Each judge family's ``train_info.json`` (seconds, pairs, final loss)."""
+        from farmlib.annotators.learned import JUDGE_FAMILIES, train_judge
+
+        return {f: read_json(Path(train_judge(self, cfg)) / "train_info.json") for f, cfg in JUDGE_FAMILIES.items()}
 
     def preference_data(self, annotator: str = "p_sim_ann", n: int | None = None, seed: int = 0) -> list[dict]:
         """Pairwise feedback: two SFT samples (temperature 1) per instruction of the preference split,
