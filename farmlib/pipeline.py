@@ -256,16 +256,25 @@ class Farm:
             raise ValueError(f"unknown annotator {name!r}; choose from {sorted([*makers, 'human'])}")
         return makers[name](self.judge_lms(), seed=seed)
 
+    def judge_reader(self):
+        """The LM every judge reads text with: the base LM (pretrained on world text, never on
+        instructions or preferences), loaded once per farm (:class:`farmlib.annotators.judges.TextReader`)."""
+        if "judge_reader" not in self._cache:
+            from farmlib.annotators.judges import TextReader
+
+            self._cache["judge_reader"] = TextReader.load(self.base_model(), self.tokenizer(), self.profile.device,
+                                                          self.profile.model.max_length)
+        return self._cache["judge_reader"]
+
     def judge_lms(self) -> dict:
-        """The three judge families' scorers (``gpt4``, ``chatgpt``, ``davinci``), trained once (artifacts
-        ``judge_lm``) and loaded once per farm, so every pool shares their cached scores."""
+        """The three judge families (``gpt4``, ``chatgpt``, ``davinci``): heads trained once (artifacts
+        ``judge_head``) on the shared reader, so every pool shares their cached scores."""
         if "judge_lms" not in self._cache:
             from farmlib.annotators.judges import JudgeLM
             from farmlib.annotators.learned import JUDGE_FAMILIES, train_judge
 
-            self._cache["judge_lms"] = {
-                f: JudgeLM.load(train_judge(self, cfg), self.profile.device, name=f, max_length=self.profile.model.max_length)
-                for f, cfg in JUDGE_FAMILIES.items()}
+            self._cache["judge_lms"] = {f: JudgeLM.load(train_judge(self, cfg), self.judge_reader(), name=f)
+                                        for f, cfg in JUDGE_FAMILIES.items()}
         return self._cache["judge_lms"]
 
     def judge_train_info(self) -> dict[str, dict]:

@@ -60,12 +60,13 @@ def lms(micro_farm):
 
 def test_judges_never_read_the_true_reward(micro_farm, monkeypatch):
     """Every R* function raises; the learned judges (freshly loaded, nothing cached) still annotate."""
-    from farmlib.annotators import JudgeLM
+    from farmlib.annotators import JudgeLM, TextReader
     from farmlib.annotators import people as people_mod
     from farmlib.annotators.learned import JUDGE_FAMILIES, train_judge
     from farmlib.world import true_reward as tr
 
     paths = {f: train_judge(micro_farm, cfg) for f, cfg in JUDGE_FAMILIES.items()}  # training may use the world
+    base, tok = micro_farm.base_model(), micro_farm.tokenizer()
     pairs = _pairs(30)  # so may writing the pairs
 
     def forbidden(*a, **k):
@@ -80,11 +81,12 @@ def test_judges_never_read_the_true_reward(micro_farm, monkeypatch):
     monkeypatch.setattr(people_mod, "total", forbidden)
     for name in ("utility", "p_prefer_2", "p_majority_2", "majority_label", "annotate_pairs"):
         monkeypatch.setattr(Crowd, name, forbidden)
-    fresh = {f: JudgeLM.load(p, name=f, max_length=micro_farm.profile.model.max_length) for f, p in paths.items()}
+    reader = TextReader.load(base, tok, max_length=micro_farm.profile.model.max_length)
+    fresh = {f: JudgeLM.load(p, reader, name=f) for f, p in paths.items()}
     for ann in [pool_eval(fresh), pool_ann(fresh), single_judge(fresh), *members(fresh).values()]:
         out = ann.annotate_pairs(pairs)
         assert all(a["preference"] in (1, 2, None) for a in out)
-    assert all(lm.scored > 0 for lm in fresh.values())
+    assert all(lm.scored > 0 for lm in fresh.values()) and reader.read > 0
 
 
 def test_no_judge_can_reach_the_world(lms):
@@ -139,16 +141,17 @@ def test_pool_has_13_members_and_order_is_randomized(lms):
 
 
 def test_pool_scores_each_output_once_per_family(micro_farm):
-    from farmlib.annotators import JudgeLM
+    from farmlib.annotators import JudgeLM, TextReader
     from farmlib.annotators.learned import JUDGE_FAMILIES, train_judge
 
-    fresh = {f: JudgeLM.load(train_judge(micro_farm, c), name=f) for f, c in JUDGE_FAMILIES.items()}
+    reader = TextReader.load(micro_farm.base_model(), micro_farm.tokenizer())
+    fresh = {f: JudgeLM.load(train_judge(micro_farm, c), reader, name=f) for f, c in JUDGE_FAMILIES.items()}
     pairs = _pairs(50)
     for s in range(3):
         pool_eval(fresh).annotate_pairs(pairs, seed=s)
         single_judge(fresh).annotate_pairs(pairs, seed=s)
     outputs = {(p["instruction"], p["input"], p[k]) for p in pairs for k in ("output_1", "output_2")}
-    assert fresh["gpt4"].scored == len(outputs)
+    assert fresh["gpt4"].scored == len(outputs) and reader.read == len(outputs)  # one forward per output
     assert all(lm.scored <= len(outputs) for lm in fresh.values())
 
 

@@ -10,6 +10,7 @@ from farmlib.annotators.judges import (
     JudgeLM,
     LearnedJudge,
     Pool,
+    TextReader,
     default_pool,
     members,
     pool_ann,
@@ -26,7 +27,7 @@ from farmlib.annotators.statistics import (
     prefers_longer,
 )
 
-__all__ = ["Annotator", "Crowd", "JudgeConfig", "JudgeLM", "LearnedJudge", "Person", "Pool", "agreement_with",
+__all__ = ["Annotator", "Crowd", "JudgeConfig", "JudgeLM", "LearnedJudge", "Person", "Pool", "TextReader", "agreement_with",
            "annotate_samples", "default_pool", "heldout_agreement", "injection_effect", "majority", "members",
            "pool_ann", "pool_eval",
            "prefers_lists", "prefers_longer", "single_judge"]

@@ -1,12 +1,12 @@
 """Simulated judges (``p_sim``): learned models that only see text, and the paper's pools.
 
-A judge is a **scorer LM** (:class:`JudgeLM`): the world's pretrained base LM with a scalar head,
-trained Bradley–Terry on comparisons collected by the judge's makers — other people than the crowd,
-other pairs, other amounts of data and capacity (:mod:`farmlib.annotators.learned`). It reads
-``prompt + output`` and returns a number; a comparison is the difference of two numbers. At judging
-time a judge holds that model and a tokenizer: no world, no reward code, no people. Three families
-(``gpt4``, ``chatgpt``, ``davinci``) differ only in what they learned from
-(:data:`farmlib.annotators.learned.JUDGE_FAMILIES`).
+A judge family (:class:`JudgeLM`) is a linear head, trained Bradley–Terry on comparisons its makers
+collected (other people than the crowd, other pairs, other amounts and capacity:
+:mod:`farmlib.annotators.learned`), on what a pretrained LM reads of the text (:class:`TextReader`:
+the world's base LM, frozen). It reads ``prompt + output`` and returns a number; a comparison is
+the difference of two numbers. At judging time a judge holds that reader and a weight vector: no
+world, no reward code, no people. The three families (``gpt4``, ``chatgpt``, ``davinci``) differ only
+in what they learned from (:data:`farmlib.annotators.learned.JUDGE_FAMILIES`).
 
 The 13 members of the paper's pool (:func:`default_pool`) share the three models and differ by
 what their prompt does to the answer, each a named mechanism (:class:`JudgeConfig`):
@@ -29,43 +29,126 @@ trains (once, cached) and loads the three models.
 from __future__ import annotations
 
 import hashlib
+import math
 import random
+import re
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+import torch
+
 from farmlib.annotators.base import _sigmoid
 
+_MARKER = re.compile(r"^\s*(?:\d+[.)]|[-*\u2022])\s+", re.M)  # a line that starts a list item
 
-class JudgeLM:
-    """One judge family's scorer: ``r(x, y)`` from text alone, each output scored once (cached)."""
 
-    def __init__(self, model, tokenizer, name: str = "judge_lm", max_length: int = 256, batch_size: int = 64):
-        self.model, self.tok, self.name = model.eval(), tokenizer, name
+def surface(text: str) -> list[float]:
+    """What any reader notices at a glance: log length in words, log lines, and whether it is a list."""
+    n_words, n_lines = len(text.split()), text.count("\n") + 1
+    return [math.log1p(n_words), math.log(n_lines), float(len(_MARKER.findall(text)) >= 2)]
+
+
+class TextReader:
+    """The pretrained LM the judges read with: per output, the last-token and mean response states of
+    every layer, plus :func:`surface` features (one forward pass per output, cached; shared by the
+    families)."""
+
+    def __init__(self, model, tokenizer, max_length: int = 256, batch_size: int = 64):
+        self.model, self.tok = model.eval(), tokenizer
         self.max_length, self.batch_size = max_length, batch_size
-        self._cache: dict[tuple[str, str, str], float] = {}
-        self.seconds = 0.0  # time spent scoring
-        self.scored = 0  # outputs actually run through the model
+        self._cache: dict[tuple[str, str, str], torch.Tensor] = {}
+        self.seconds = 0.0  # time spent reading
+        self.read = 0  # outputs actually run through the model
 
     @classmethod
-    def load(cls, path: str | Path, device: str = "cpu", name: str = "judge_lm", max_length: int = 256) -> JudgeLM:
-        from farmlib.lm.model import load_tokenizer
-        from farmlib.methods.reward_model import load_reward_model
+    def load(cls, path: str | Path, tokenizer, device: str = "cpu", max_length: int = 256) -> TextReader:
+        from transformers import AutoModel
 
-        return cls(load_reward_model(str(path), device), load_tokenizer(str(path)), name, max_length)
+        return cls(AutoModel.from_pretrained(str(path)).to(device), tokenizer, max_length)
 
-    def scores(self, records: list[dict], key: str = "output") -> list[float]:
-        """``r(x, y)`` for each record (``y = record[key]``)."""
-        from farmlib.methods.reward_model import rewards
+    @property
+    def layers(self) -> int:
+        return self.model.config.num_hidden_layers
 
+    @property
+    def hidden(self) -> int:
+        return self.model.config.hidden_size
+
+    @torch.no_grad()
+    def _forward(self, keys: list[tuple[str, str, str]]) -> torch.Tensor:
+        from farmlib.methods.common import last_index, positions
+        from farmlib.world import format_prompt
+
+        prompts = [format_prompt(i, x) for i, x, _ in keys]
+        texts = [p + o + self.tok.eos_token for p, (_, _, o) in zip(prompts, keys)]
+        n_prompt = [len(self.tok(p, add_special_tokens=False)["input_ids"]) for p in prompts]
+        side, self.tok.truncation_side = self.tok.truncation_side, "left"
+        enc = self.tok(texts, return_tensors="pt", padding=True, truncation=True, max_length=self.max_length,
+                       add_special_tokens=False)
+        self.tok.truncation_side = side
+        device = next(self.model.parameters()).device
+        mask = enc["attention_mask"].to(device)
+        hs = self.model(input_ids=enc["input_ids"].to(device), attention_mask=mask, position_ids=positions(mask),
+                        output_hidden_states=True).hidden_states[1:]  # one per layer
+        total = mask.sum(1)
+        n_resp = (total - torch.tensor(n_prompt, device=device)).clamp(min=1)
+        resp = (mask.cumsum(1) > (total - n_resp)[:, None]) & mask.bool()  # the last n_resp real tokens
+        w = resp.float() / resp.sum(1, keepdim=True)
+        end = last_index(mask)
+        rows = torch.arange(mask.size(0), device=device)
+        feats = [torch.cat([h[rows, end], torch.einsum("bl,blh->bh", w, h)], -1).float() for h in hs]
+        extra = torch.tensor([surface(o) for _, _, o in keys], device=device)
+        return torch.cat([*feats, extra], -1).cpu()
+
+    def features(self, records: list[dict], key: str = "output") -> torch.Tensor:
+        """``[n, layers * 2 * hidden + 3]``: per layer (last token, mean of the response), then surface."""
         keys = [(r["instruction"], r.get("input", ""), r[key]) for r in records]
         todo = list(dict.fromkeys(k for k in keys if k not in self._cache))
         if todo:
             t0 = time.perf_counter()
-            recs = [{"instruction": i, "input": x, "output": o} for i, x, o in todo]
-            vals = rewards(self.model, self.tok, recs, batch_size=self.batch_size, max_length=self.max_length)
-            self._cache.update(zip(todo, vals.tolist()))
+            for i in range(0, len(todo), self.batch_size):
+                chunk = todo[i:i + self.batch_size]
+                self._cache.update(zip(chunk, self._forward(chunk)))
             self.seconds += time.perf_counter() - t0
+            self.read += len(todo)
+        if not keys:
+            return torch.zeros(0, self.layers * 2 * self.hidden + 3)
+        return torch.stack([self._cache[k] for k in keys])
+
+
+def feature_index(reads: str, layers: int, hidden: int) -> list[int]:
+    """Which features a family's head reads: ``all`` (every layer, last token and response mean),
+    ``last`` (the last layer's last token and mean) or ``last_token`` (the last layer's last token)."""
+    block = 2 * hidden
+    surf = list(range(layers * block, layers * block + 3))
+    if reads == "all":
+        return list(range(layers * block)) + surf
+    top = (layers - 1) * block
+    return list(range(top, top + (block if reads == "last" else hidden))) + surf
+
+
+class JudgeLM:
+    """One judge family: a linear head, learned Bradley–Terry, on what its reader sees of the text."""
+
+    def __init__(self, reader: TextReader, weight: torch.Tensor, index: list[int], name: str = "judge_lm"):
+        self.reader, self.name = reader, name
+        self.weight, self.index = weight.float(), torch.tensor(index)
+        self._cache: dict[tuple[str, str, str], float] = {}
+        self.scored = 0
+
+    @classmethod
+    def load(cls, path: str | Path, reader: TextReader, name: str = "judge_lm") -> JudgeLM:
+        head = torch.load(Path(path) / "head.pt")
+        return cls(reader, head["weight"], head["index"], name)
+
+    def scores(self, records: list[dict], key: str = "output") -> list[float]:
+        """``r(x, y)`` for each record (``y = record[key]``)."""
+        keys = [(r["instruction"], r.get("input", ""), r[key]) for r in records]
+        todo = list(dict.fromkeys(k for k in keys if k not in self._cache))
+        if todo:
+            f = self.reader.features([{"instruction": i, "input": x, "output": o} for i, x, o in todo])
+            self._cache.update(zip(todo, (f[:, self.index] @ self.weight).tolist()))
             self.scored += len(todo)
         return [self._cache[k] for k in keys]
 
