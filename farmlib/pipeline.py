@@ -267,21 +267,24 @@ class Farm:
         return self._cache["judge_reader"]
 
     def judge_lms(self) -> dict:
-        """The three judge families (``gpt4``, ``chatgpt``, ``davinci``): heads trained once (artifacts
-        ``judge_head``) on the shared reader, so every pool shares their cached scores."""
+        """The three judge families (``gpt4``, ``chatgpt``, ``davinci``) at the calibrated amount of data
+        (:func:`farmlib.annotators.learned.calibrate`): heads trained once (artifacts ``judge_head``) on the
+        shared reader, loaded once per farm, so every pool shares their cached scores."""
         if "judge_lms" not in self._cache:
             from farmlib.annotators.judges import JudgeLM
-            from farmlib.annotators.learned import JUDGE_FAMILIES, train_judge
+            from farmlib.annotators.learned import calibrate, families, train_judge
 
+            fams = families(calibrate(self)["multiplier"])
             self._cache["judge_lms"] = {f: JudgeLM.load(train_judge(self, cfg), self.judge_reader(), name=f)
-                                        for f, cfg in JUDGE_FAMILIES.items()}
+                                        for f, cfg in fams.items()}
         return self._cache["judge_lms"]
 
     def judge_train_info(self) -> dict[str, dict]:
-        """Each judge family's ``train_info.json`` (seconds, pairs, final loss)."""
-        from farmlib.annotators.learned import JUDGE_FAMILIES, train_judge
+        """Each calibrated judge family's ``train_info.json`` (seconds, pairs, final loss)."""
+        from farmlib.annotators.learned import calibrate, families, train_judge
 
-        return {f: read_json(Path(train_judge(self, cfg)) / "train_info.json") for f, cfg in JUDGE_FAMILIES.items()}
+        fams = families(calibrate(self)["multiplier"])
+        return {f: read_json(Path(train_judge(self, cfg)) / "train_info.json") for f, cfg in fams.items()}
 
     def preference_data(self, annotator: str = "p_sim_ann", n: int | None = None, seed: int = 0) -> list[dict]:
         """Pairwise feedback: two SFT samples (temperature 1) per instruction of the preference split,

@@ -40,7 +40,7 @@ from __future__ import annotations
 import math
 import random
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import torch
@@ -67,7 +67,7 @@ class FamilyConfig:
     seed: int = 0
 
 
-#: The three families; ``pairs`` is the knob calibrated to the paper (chapter 4 says to which figure).
+#: The three families at data multiplier 1; :func:`calibrate` picks one multiplier for all three.
 JUDGE_FAMILIES: dict[str, FamilyConfig] = {
     "gpt4": FamilyConfig("gpt4", pairs=8000, reads="all", labellers=8, labeller_seed=101, degenerate=0.3),
     "chatgpt": FamilyConfig("chatgpt", pairs=4000, reads="last", labellers=4, labeller_seed=202, degenerate=0.15),
@@ -159,3 +159,54 @@ def train_judge(farm, fam: FamilyConfig) -> str:
                                               "final_loss": history[-1]["loss"] if history else math.nan})
 
     return farm.artifact("judge_head", cfg, build)
+
+
+#: The one calibrated knob: how much data the judges' makers collected (a multiplier of every family's
+#: ``pairs``), chosen from ``grid`` so that ``p_sim^eval`` agrees with the people's majority as often as
+#: the paper's pool (65 %) on the *calibration pairs* (:func:`calibration_pairs`).
+CALIBRATION = {"knob": "data multiplier", "grid": (0.25, 0.5, 1.0), "target": "p_sim_eval agreement",
+               "target_value": 0.65, "draws": 4}
+
+
+def calibration_pairs(farm) -> list[dict]:
+    """Pairs of the demonstrator's answers to instructions of the ``sft`` split (as many as the val split
+    has): disjoint from the judges' training instructions (``unlabeled``) and from chapter 4's held-out
+    SFT pairs (``val``)."""
+    from farmlib.annotators.validation import writer_pairs
+    from farmlib.world import DEMONSTRATOR
+
+    return writer_pairs(farm, DEMONSTRATOR, "sft")[: len(farm.splits()["val"])]
+
+
+def families(multiplier: float) -> dict[str, FamilyConfig]:
+    return {f: replace(c, pairs=max(1, round(c.pairs * multiplier))) for f, c in JUDGE_FAMILIES.items()}
+
+
+def calibrate(farm) -> dict:
+    """Train the families at each multiplier of ``CALIBRATION["grid"]`` (the makers' pairs are nested,
+    and the reader caches what it read, so the grid costs little more than its largest point) and keep
+    the one whose pool comes closest to the target on the calibration pairs. Cached (``judge_calibration``)."""
+    from farmlib.annotators.judges import JudgeLM, pool_eval
+    from farmlib.annotators.people import Crowd
+    from farmlib.annotators.validation import annotator_draws, crowd_labels, stats
+
+    cfg = {"calibration": CALIBRATION, "families": {f: asdict(c) for f, c in JUDGE_FAMILIES.items()},
+           "base": farm.base_model(), "data": farm._splits_config()}
+
+    def build(work: Path) -> None:
+        t0 = time.time()
+        pairs = calibration_pairs(farm)
+        humans = crowd_labels(Crowd(farm.world), pairs, n=CALIBRATION["draws"])
+        rows = []
+        for m in CALIBRATION["grid"]:
+            lms = {f: JudgeLM.load(train_judge(farm, c), farm.judge_reader(), name=f) for f, c in families(m).items()}
+            draws, _ = annotator_draws(pool_eval(lms), pairs, n=CALIBRATION["draws"])
+            rows.append({"multiplier": m, **{f"pairs_{f}": c.pairs for f, c in families(m).items()},
+                         **stats(draws, humans, pairs)})
+        best = min(rows, key=lambda r: abs(r["agreement"] - CALIBRATION["target_value"]))
+        write_json(work / "calibration.json", {"multiplier": best["multiplier"], "rows": rows, "n_pairs": len(pairs),
+                                               "seconds": time.time() - t0})
+
+    from farmlib.artifacts import read_json
+
+    return read_json(Path(farm.artifact("judge_calibration", cfg, build)) / "calibration.json")
