@@ -130,6 +130,11 @@ def fit_head(fw: torch.Tensor, fl: torch.Tensor, fam: FamilyConfig) -> tuple[tor
     return (w.detach() / sd), history
 
 
+def n_pairs(farm, fam: FamilyConfig) -> int:
+    """The family's pairs at the farm's profile (``pairs`` is at scale 1)."""
+    return max(16, round(fam.pairs * farm.profile.scale))
+
+
 def train_judge(farm, fam: FamilyConfig) -> str:
     """The family's head: an artifact with ``head.pt`` (weights in raw feature units and the feature
     indices it reads) and ``train_info.json``. The body is the farm's base LM (:meth:`Farm.judge_reader`)."""
@@ -137,7 +142,7 @@ def train_judge(farm, fam: FamilyConfig) -> str:
     from farmlib.methods.common import loser, winner
 
     reader = farm.judge_reader()
-    n = max(16, round(fam.pairs * farm.profile.scale))
+    n = n_pairs(farm, fam)
     cfg = {"base": farm.base_model(), "family": asdict(fam), "n": n, "data": farm._splits_config(),
            "max_length": reader.max_length, "features": "last+mean per layer, surface v1"}
 
@@ -201,7 +206,7 @@ def calibrate(farm) -> dict:
         for m in CALIBRATION["grid"]:
             lms = {f: JudgeLM.load(train_judge(farm, c), farm.judge_reader(), name=f) for f, c in families(m).items()}
             draws, _ = annotator_draws(pool_eval(lms), pairs, n=CALIBRATION["draws"])
-            rows.append({"multiplier": m, **{f"pairs_{f}": c.pairs for f, c in families(m).items()},
+            rows.append({"multiplier": m, **{f"pairs_{f}": n_pairs(farm, c) for f, c in families(m).items()},
                          **stats(draws, humans, pairs)})
         best = min(rows, key=lambda r: abs(r["agreement"] - CALIBRATION["target_value"]))
         write_json(work / "calibration.json", {"multiplier": best["multiplier"], "rows": rows, "n_pairs": len(pairs),
