@@ -195,7 +195,7 @@ def calibrate(farm) -> dict:
     from farmlib.annotators.people import Crowd
     from farmlib.annotators.validation import annotator_draws, crowd_labels, stats
 
-    cfg = {"calibration": CALIBRATION, "families": {f: asdict(c) for f, c in JUDGE_FAMILIES.items()},
+    cfg = {"version": 2, "calibration": CALIBRATION, "families": {f: asdict(c) for f, c in JUDGE_FAMILIES.items()},
            "base": farm.base_model(), "data": farm._splits_config()}
 
     def build(work: Path) -> None:
