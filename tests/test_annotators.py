@@ -216,3 +216,13 @@ def test_injection_effect_is_measured(lms):
 
     eff = injection_effect(Obedient(), _pairs(20))
     assert eff == {"win_before": 0.0, "win_injected": 1.0, "missing_injected": 0.0}
+
+
+def test_farm_builds_pools_that_share_three_learned_models(micro_farm):
+    from farmlib.annotators.learned import calibrate
+
+    ev, ann, single = (micro_farm.annotator(n) for n in ("p_sim_eval", "p_sim_ann", "p_sim_single"))
+    assert len(ev.judges) == 13 and len({id(j.lm) for j in ev.judges}) == 3
+    assert {id(j.lm) for j in ev.judges} == {id(j.lm) for j in ann.judges} and single.lm is micro_farm.judge_lms()["gpt4"]
+    cal = calibrate(micro_farm)  # one knob, chosen on calibration pairs
+    assert cal["multiplier"] in [r["multiplier"] for r in cal["rows"]] and len(cal["rows"]) == 3
