@@ -61,6 +61,7 @@ class FamilyConfig:
     labellers: int = 8  # people on the makers' panel (each pair: one of them, one noisy label)
     labeller_seed: int = 1
     degenerate: float = 0.2  # share of pairs that set a correct answer against a corruption of it
+    same_writer: float = 0.5  # share of the other pairs that are two answers of one writer
     l2: float = 1e-3  # weight decay of the head
     steps: int = 300  # full-batch optimizer steps
     lr: float = 0.03
@@ -79,7 +80,7 @@ JUDGE_FAMILIES: dict[str, FamilyConfig] = {
 MAKERS_WRITERS = (
     DEMONSTRATOR, EXPERT,
     Writer("hurried", accuracy=0.6, coverage=0.25, p_list=0.1, p_preamble=0.2, p_closing=0.0),
-    Writer("rambler", accuracy=0.75, coverage=0.6, p_list=0.3, p_preamble=0.5, p_closing=0.4, p_ramble=0.4),
+    Writer("rambler", accuracy=0.75, coverage=0.6, p_list=0.3, p_preamble=0.5, p_closing=0.4, p_ramble=0.15),
     Writer("lister", accuracy=0.7, coverage=0.5, p_list=0.9),
 )
 
@@ -95,11 +96,12 @@ def makers_pairs(world, records: list[dict], fam: FamilyConfig, n: int, seed: in
     while len(pairs) < n and i < 20 * n + 100:
         rec = records[i % len(records)]
         i += 1
-        a = world.write(rec, rng.choice(MAKERS_WRITERS), rng)
+        wa = rng.choice(MAKERS_WRITERS)
+        a = world.write(rec, wa, rng)
         if rng.random() < fam.degenerate:
             b = CORRUPTIONS[rng.choice(kinds)](a, rec, world, rng)
-        else:
-            b = world.write(rec, rng.choice(MAKERS_WRITERS), rng)
+        else:  # half the time two answers of the same writer, else of two writers
+            b = world.write(rec, wa if rng.random() < fam.same_writer else rng.choice(MAKERS_WRITERS), rng)
         if words(a) == words(b):
             continue
         if rng.random() < 0.5:
