@@ -44,15 +44,24 @@ _MARKER = re.compile(r"^\s*(?:\d+[.)]|[-*\u2022])\s+", re.M)  # a line that star
 
 
 def surface(text: str) -> list[float]:
-    """What any reader notices at a glance: log length in words, log lines, and whether it is a list."""
+    """What any reader notices at a glance: log length in words, log lines, whether it is a list, and
+    how varied its words are (distinct words and distinct word pairs, as shares)."""
     n_words, n_lines = len(text.split()), text.count("\n") + 1
-    return [math.log1p(n_words), math.log(n_lines), float(len(_MARKER.findall(text)) >= 2)]
+    w = text.lower().split()
+    pairs = list(zip(w, w[1:]))
+    return [math.log1p(n_words), math.log(n_lines), float(len(_MARKER.findall(text)) >= 2),
+            len(set(w)) / max(len(w), 1), len(set(pairs)) / max(len(pairs), 1)]
+
+
+N_SURFACE = 5  # len(surface(...))
+N_FLUENCY = 4  # the reader's log-probability statistics of the response
 
 
 class TextReader:
-    """The pretrained LM the judges read with: per output, the last-token and mean response states of
-    every layer, plus :func:`surface` features (one forward pass per output, cached; shared by the
-    families)."""
+    """The pretrained LM the judges read with. Per output (one forward pass, cached, shared by the
+    families): the last-token and mean response states of every layer; how fluent the LM finds the
+    response (mean and spread of its tokens' log-probabilities, the share of tokens it finds very
+    unlikely, their sum); and :func:`surface` features."""
 
     def __init__(self, model, tokenizer, max_length: int = 256, batch_size: int = 64):
         self.model, self.tok = model.eval(), tokenizer
@@ -63,9 +72,9 @@ class TextReader:
 
     @classmethod
     def load(cls, path: str | Path, tokenizer, device: str = "cpu", max_length: int = 256) -> TextReader:
-        from transformers import AutoModel
+        from transformers import AutoModelForCausalLM
 
-        return cls(AutoModel.from_pretrained(str(path)).to(device), tokenizer, max_length)
+        return cls(AutoModelForCausalLM.from_pretrained(str(path)).to(device), tokenizer, max_length)
 
     @property
     def layers(self) -> int:
@@ -74,6 +83,10 @@ class TextReader:
     @property
     def hidden(self) -> int:
         return self.model.config.hidden_size
+
+    @property
+    def width(self) -> int:
+        return self.layers * 2 * self.hidden + N_FLUENCY + N_SURFACE
 
     @torch.no_grad()
     def _forward(self, keys: list[tuple[str, str, str]]) -> torch.Tensor:
@@ -88,9 +101,9 @@ class TextReader:
                        add_special_tokens=False)
         self.tok.truncation_side = side
         device = next(self.model.parameters()).device
-        mask = enc["attention_mask"].to(device)
-        hs = self.model(input_ids=enc["input_ids"].to(device), attention_mask=mask, position_ids=positions(mask),
-                        output_hidden_states=True).hidden_states[1:]  # one per layer
+        ids, mask = enc["input_ids"].to(device), enc["attention_mask"].to(device)
+        out = self.model(input_ids=ids, attention_mask=mask, position_ids=positions(mask), output_hidden_states=True)
+        hs = out.hidden_states[1:]  # one per layer
         total = mask.sum(1)
         n_resp = (total - torch.tensor(n_prompt, device=device)).clamp(min=1)
         resp = (mask.cumsum(1) > (total - n_resp)[:, None]) & mask.bool()  # the last n_resp real tokens
@@ -98,11 +111,19 @@ class TextReader:
         end = last_index(mask)
         rows = torch.arange(mask.size(0), device=device)
         feats = [torch.cat([h[rows, end], torch.einsum("bl,blh->bh", w, h)], -1).float() for h in hs]
+        # fluency: log-probabilities the LM gives the response's tokens (each predicted from the one before)
+        lp = torch.log_softmax(out.logits[:, :-1].float(), -1).gather(-1, ids[:, 1:, None])[..., 0]
+        r = resp[:, 1:].float()
+        n = r.sum(1).clamp(min=1)
+        mean = (lp * r).sum(1) / n
+        spread = ((((lp - mean[:, None]) ** 2) * r).sum(1) / n).sqrt()
+        unlikely = ((lp < -6).float() * r).sum(1) / n
+        fluency = torch.stack([mean, spread, unlikely, (lp * r).sum(1) / 100], -1)
         extra = torch.tensor([surface(o) for _, _, o in keys], device=device)
-        return torch.cat([*feats, extra], -1).cpu()
+        return torch.cat([*feats, fluency, extra], -1).cpu()
 
     def features(self, records: list[dict], key: str = "output") -> torch.Tensor:
-        """``[n, layers * 2 * hidden + 3]``: per layer (last token, mean of the response), then surface."""
+        """``[n, width]``: per layer (last token, mean of the response), then fluency, then surface."""
         keys = [(r["instruction"], r.get("input", ""), r[key]) for r in records]
         todo = list(dict.fromkeys(k for k in keys if k not in self._cache))
         if todo:
@@ -113,19 +134,23 @@ class TextReader:
             self.seconds += time.perf_counter() - t0
             self.read += len(todo)
         if not keys:
-            return torch.zeros(0, self.layers * 2 * self.hidden + 3)
+            return torch.zeros(0, self.width)
         return torch.stack([self._cache[k] for k in keys])
 
 
 def feature_index(reads: str, layers: int, hidden: int) -> list[int]:
-    """Which features a family's head reads: ``all`` (every layer, last token and response mean),
-    ``last`` (the last layer's last token and mean) or ``last_token`` (the last layer's last token)."""
-    block = 2 * hidden
-    surf = list(range(layers * block, layers * block + 3))
+    """Which features a family's head reads (its capacity): ``all`` (every layer's states, fluency and
+    surface), ``fluency`` (fluency and surface) or ``surface`` (surface only)."""
+    start = layers * 2 * hidden
+    fluency = list(range(start, start + N_FLUENCY))
+    surf = list(range(start + N_FLUENCY, start + N_FLUENCY + N_SURFACE))
     if reads == "all":
-        return list(range(layers * block)) + surf
-    top = (layers - 1) * block
-    return list(range(top, top + (block if reads == "last" else hidden))) + surf
+        return list(range(start)) + fluency + surf
+    if reads == "fluency":
+        return fluency + surf
+    if reads == "surface":
+        return surf
+    raise ValueError(f"unknown reads {reads!r}: all | fluency | surface")
 
 
 class JudgeLM:
@@ -164,7 +189,7 @@ class JudgeConfig:
     output_format: str = "raw"  # raw | json (with a short rationale; occasionally unparseable)
     prefer: str = ""  # "" | long | short: the prompt tells the judge which answers to prefer
     position_bias: float = 0.0  # logit added in favour of the output shown first
-    temperature: float = 1.0  # 0: greedy
+    temperature: float = 0.5  # of the judge's two-way answer; 0: greedy
     seed: int = 0
     cost_per_1000: float = 0.0  # the paper's price of the analogous API judge ($ / 1000)
 
@@ -230,8 +255,8 @@ class LearnedJudge:
 def default_pool(seed: int = 0) -> list[JudgeConfig]:
     """13 judges as in the paper: 5 GPT-4-like, 4 ChatGPT-like, 4 Davinci003-like, varied prompts."""
     g = dict(model="gpt4", cost_per_1000=15.0)
-    c = dict(model="chatgpt", position_bias=0.3, cost_per_1000=1.0)
-    d = dict(model="davinci", position_bias=0.5, cost_per_1000=8.0)
+    c = dict(model="chatgpt", position_bias=0.15, cost_per_1000=1.0)
+    d = dict(model="davinci", position_bias=0.25, cost_per_1000=8.0)
     pool = [
         JudgeConfig("gpt4_b1_raw", batch_size=1, **g),
         JudgeConfig("gpt4_b5_json", batch_size=5, output_format="json", **g),

@@ -57,7 +57,7 @@ class FamilyConfig:
 
     name: str
     pairs: int  # comparisons its makers collected, at scale 1 (times the profile's scale)
-    reads: str = "all"  # what its head reads (capacity): all layers | last layer | last token only
+    reads: str = "fluency"  # what its head reads (capacity): all (LM states too) | fluency | surface
     labellers: int = 8  # people on the makers' panel (each pair: one of them, one noisy label)
     labeller_seed: int = 1
     degenerate: float = 0.2  # share of pairs that set a correct answer against a corruption of it
@@ -70,9 +70,9 @@ class FamilyConfig:
 
 #: The three families at data multiplier 1; :func:`calibrate` picks one multiplier for all three.
 JUDGE_FAMILIES: dict[str, FamilyConfig] = {
-    "gpt4": FamilyConfig("gpt4", pairs=8000, reads="all", labellers=8, labeller_seed=101, degenerate=0.3),
-    "chatgpt": FamilyConfig("chatgpt", pairs=4000, reads="last", labellers=4, labeller_seed=202, degenerate=0.15),
-    "davinci": FamilyConfig("davinci", pairs=2000, reads="last_token", labellers=3, labeller_seed=303,
+    "gpt4": FamilyConfig("gpt4", pairs=8000, reads="fluency", labellers=8, labeller_seed=101, degenerate=0.3),
+    "chatgpt": FamilyConfig("chatgpt", pairs=4000, reads="fluency", labellers=4, labeller_seed=202, degenerate=0.15),
+    "davinci": FamilyConfig("davinci", pairs=2000, reads="surface", labellers=3, labeller_seed=303,
                             degenerate=0.05),
 }
 
@@ -146,7 +146,7 @@ def train_judge(farm, fam: FamilyConfig) -> str:
     reader = farm.judge_reader()
     n = n_pairs(farm, fam)
     cfg = {"base": farm.base_model(), "family": asdict(fam), "n": n, "data": farm._splits_config(),
-           "max_length": reader.max_length, "features": "last+mean per layer, surface v1"}
+           "max_length": reader.max_length, "features": "last+mean per layer, fluency, surface v2"}
 
     def build(work: Path) -> None:
         t0 = time.time()
@@ -197,7 +197,7 @@ def calibrate(farm) -> dict:
     from farmlib.annotators.people import Crowd
     from farmlib.annotators.validation import annotator_draws, crowd_labels, stats
 
-    cfg = {"version": 2, "calibration": CALIBRATION, "families": {f: asdict(c) for f, c in JUDGE_FAMILIES.items()},
+    cfg = {"version": 3, "calibration": CALIBRATION, "families": {f: asdict(c) for f, c in JUDGE_FAMILIES.items()},
            "base": farm.base_model(), "data": farm._splits_config()}
 
     def build(work: Path) -> None:
