@@ -41,7 +41,8 @@ METRICS = {
     "11_ppo": ("ppo", {**_WIN_RATE, "steps_per_second": float, "held_out": list}),
     "12_quark": ("quark", _WIN_RATE),
     "13_kto": ("kto", _WIN_RATE),
-    "14_leaderboard": ("leaderboard", {"rows": list, "spearman_sim_vs_human": float}),
+    "14_leaderboard": ("leaderboard", {"rows": list, "spearman_sim_vs_human": float, "seed_runs": list,
+                                      "seed_summary": list}),
 }
 
 
