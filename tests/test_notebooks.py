@@ -4,6 +4,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from conftest import ROOT
@@ -53,7 +54,8 @@ def test_every_chapter_has_a_metrics_check():
 @pytest.mark.parametrize("nb", CHAPTERS, ids=lambda p: p.stem)
 def test_chapter_runs_on_micro_profile(nb, tmp_path_factory, monkeypatch):
     """The chapter executes and (re)writes its own metrics file with its key numbers."""
-    runs = tmp_path_factory.getbasetemp() / "nb_runs"  # shared by the chapters, like a book build
+    # shared by the chapters, like a book build; FARM_TEST_RUNS (set by .ci/run) keeps them for the book stage
+    runs = Path(os.environ.get("FARM_TEST_RUNS") or tmp_path_factory.getbasetemp() / "nb_runs")
     monkeypatch.setenv("FARM_RUNS", str(runs))
     name, keys = METRICS[nb.stem]
     path = runs / "micro" / "metrics" / f"{name}.json"
