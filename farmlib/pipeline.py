@@ -271,9 +271,11 @@ class Farm:
         path = self.store.get_or_build("preferences", cfg, build)
         return [r for r in read_json(path / "preferences.json") if r["preference"] in (1, 2)]
 
-    def evaluate(self, outputs: list[dict], annotator: str = "p_sim_eval", seed: int = 0) -> tuple[WinRate, list[dict]]:
-        """Win-rate of ``outputs`` against the reference on the eval set, and the annotations."""
-        ann = self.annotate_true(outputs)  # aligned AlpacaEval-format pairs (output_1 = reference)
+    def evaluate(self, outputs: list[dict], annotator: str = "p_sim_eval", seed: int = 0,
+                 reference: list[dict] | None = None) -> tuple[WinRate, list[dict]]:
+        """Win-rate of ``outputs`` against the reference on the eval set, and the annotations;
+        ``reference``: the reference's outputs on the same instructions (default: the whole eval set)."""
+        ann = self.annotate_true(outputs, reference)  # aligned AlpacaEval-format pairs (output_1 = reference)
         ann = self.annotator(annotator, seed).annotate_pairs([
             {k: v for k, v in a.items() if k not in ("preference", "annotator")} for a in ann], seed=seed)
         return win_rate(a["preference"] for a in ann), ann
