@@ -42,6 +42,12 @@ METRICS = {
     "12_quark": ("quark", _WIN_RATE),
     "13_kto": ("kto", _WIN_RATE),
     "14_leaderboard": ("leaderboard", {"rows": list, "spearman_sim_vs_human": float}),
+    "15_length": ("length", {"rows": list, "spearman_length_raw": dict, "spearman_length_lc": dict,
+                             "best_of_n_length": dict, "ppo_length": dict, "n_prompts": int, "config": dict}),
+    "16_overoptimisation": ("overoptimisation", {"n": list, "kl_bound": list, "mean_reward": list,
+                                                 "mean_true_reward": list, "win_rate": dict, "standard_error": dict,
+                                                 "verdict": dict, "ppo": list, "n_prompts": int, "run": str,
+                                                 "config": dict}),
 }
 
 

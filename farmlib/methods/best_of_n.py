@@ -91,17 +91,29 @@ def powers_of_two(n_max: int) -> list[int]:
     return ns + [n_max]
 
 
-def prefix_draw(farm, rm_path: str, n_max: int, n_prompts: int | None, split: str = "eval",
-                temperature: float = 1.0, seed: int = 0, model: str | None = None) -> dict:
-    """One draw of ``n_max`` SFT samples for each of the first ``n_prompts`` prompts of ``split``, scored by the
+@dataclass
+class BestOfNCurveConfig:
+    """Best-of-n along n (the over-optimisation curve): one draw of ``n_max`` SFT samples per prompt on a
+    subset of the evaluation instructions; best-of-n for every smaller n uses the first n of them."""
+
+    n_max: int = 256  # candidates per prompt; every power of two up to it is reported
+    n_prompts: int = 48  # the first n_prompts instructions of the split
+    temperature: float = 1.0  # sampling temperature of the candidates (the paper's 1.0)
+    split: str = "eval"  # whose instructions
+    seed: int = 0  # sampling of the draw
+
+
+def prefix_draw(farm, rm_path: str, cfg: BestOfNCurveConfig | None = None, model: str | None = None) -> dict:
+    """One draw of ``cfg.n_max`` SFT samples for each of the first ``cfg.n_prompts`` prompts, scored by the
     reward model at ``rm_path`` and by R*: ``{"candidates": [i][k] records, "rewards": [i][k], "true_rewards":
     [i][k], "seconds": {...}}``. Two artifacts: the draw (``best_of_n_draw``, shared by every reward model)
     and its scores (``best_of_n_scores``)."""
+    cfg = cfg or farm.method_config("best_of_n_curve")
+    n_max, temperature, seed = cfg.n_max, cfg.temperature, cfg.seed
     model = model or farm.sft_model()
     p = farm.profile
-    recs = farm.splits()[split][:n_prompts]
-    draw_cfg = {"model": model, "split": split, "data": farm._splits_config(), "n_max": n_max, "n_prompts": n_prompts,
-                "temperature": temperature, "max_new_tokens": p.max_new_tokens, "seed": seed}
+    recs = farm.splits()[cfg.split][:cfg.n_prompts]
+    draw_cfg = {"model": model, "data": farm._splits_config(), "max_new_tokens": p.max_new_tokens, **asdict(cfg)}
 
     def build_draw(work: Path) -> None:
         t0 = time.time()

@@ -230,5 +230,5 @@ def checkpoints(path: str) -> dict[int, str]:
     from farmlib.artifacts import read_json
 
     final = max(e["step"] for e in read_json(Path(path) / "held_out.json"))
-    out = {int(p.name.split("_")[1]): str(p) for p in sorted((Path(path) / "checkpoints").glob("step_*"))}
-    return {**out, final: str(path)}
+    out = {int(p.name.split("_")[1]): str(p) for p in (Path(path) / "checkpoints").glob("step_*")}
+    return {**dict(sorted(out.items())), final: str(path)}
