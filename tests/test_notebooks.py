@@ -48,6 +48,8 @@ METRICS = {
                                                  "mean_true_reward": list, "win_rate": dict, "standard_error": dict,
                                                  "verdict": dict, "ppo": list, "n_prompts": int, "run": str,
                                                  "config": dict}),
+    "17_label_noise": ("label_noise", {"variants": list, "n": list, "win_rate": dict, "standard_error": dict,
+                                       "mean_true_reward": dict, "n_prompts": int, "config": dict}),
 }
 
 
