@@ -97,3 +97,9 @@ def test_units_and_bad_arguments():
     with pytest.raises(ValueError):
         length_controlled_win_rate([_ann(1, 2, 2)] * 5, se="jackknife")
     assert math.isnan(length_controlled_win_rate([_ann(1, 2, 2)]).lc_win_rate)
+
+
+def test_all_wins_or_all_losses_give_the_raw_win_rate():
+    for pref, want in ((2, 100.0), (1, 0.0)):
+        res = length_controlled_win_rate([_ann(100, 100 + 7 * i, pref) for i in range(20)])
+        assert res.lc_win_rate == want and res.standard_error == 0.0 and res.slope == 0.0

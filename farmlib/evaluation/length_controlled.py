@@ -104,6 +104,8 @@ def length_controlled_win_rate(annotations: Sequence[dict], scale: float | None 
     AlpacaEval-format annotations. ``scale``: the length difference (in ``unit``) that counts as one
     standard unit (default: the standard deviation of the differences); ``se``: ``"delta"`` or
     ``"bootstrap"`` (``n_boot`` resamples of the annotations, drawn with ``seed``)."""
+    if se not in ("delta", "bootstrap"):
+        raise ValueError(f"se must be 'delta' or 'bootstrap', got {se!r}")
     d, y = _data(annotations, unit)
     raw = win_rate(a["preference"] for a in annotations)
     n = len(y)
@@ -112,17 +114,18 @@ def length_controlled_win_rate(annotations: Sequence[dict], scale: float | None 
                                 float("nan"), float("nan"), n)
     if scale is None:
         scale = float(d.std()) or 1.0
+    if y.min() == y.max():  # every comparison won (or lost, or tied): length cannot explain anything
+        return LengthControlled(raw.win_rate, raw.standard_error, raw.win_rate, raw.standard_error,
+                                float("inf") if y[0] == 1 else float("-inf") if y[0] == 0 else 0.0, 0.0, scale, n)
     x = np.tanh(d / scale)
     beta, cov = fit_logistic(x, y, prior_var)
     lc = _sigmoid(beta[0])
     if se == "delta":
         err = lc * (1 - lc) * math.sqrt(max(cov[0, 0], 0.0))
-    elif se == "bootstrap":
+    else:  # bootstrap
         rng = np.random.default_rng(seed)
         boots = [_sigmoid(fit_logistic(x[i], y[i], prior_var)[0][0]) for i in
                  (rng.integers(0, n, n) for _ in range(n_boot))]
         err = float(np.std(boots, ddof=1))
-    else:
-        raise ValueError(f"se must be 'delta' or 'bootstrap', got {se!r}")
     return LengthControlled(100 * float(lc), 100 * float(err), raw.win_rate, raw.standard_error, float(beta[0]),
                             float(beta[1]), float(scale), n)
