@@ -245,14 +245,21 @@ class Farm:
 
     # -- simulated feedback -----------------------------------------------------------------
     def annotator(self, name: str = "p_sim_eval", seed: int = 0):
-        """``p_sim_eval``, ``p_sim_ann``, ``p_sim_single`` (the judges) or ``human`` (the crowd)."""
+        """``p_sim_eval``, ``p_sim_ann``, ``p_sim_single`` (the judges) or ``human`` (the crowd).
+
+        One instance per (name, seed) is made and reused: an annotator draws its randomness from the
+        ``seed`` of each ``annotate_pairs`` call, so reuse changes no label, and making one (the judges'
+        beliefs about the world) costs seconds that every ``evaluate`` would otherwise pay again."""
         from farmlib import annotators as A
 
         makers = {"p_sim_eval": A.pool_eval, "p_sim_ann": A.pool_ann, "p_sim_single": A.single_judge,
                   "human": lambda world, seed: A.Crowd(world, seed=seed)}
         if name not in makers:
             raise ValueError(f"unknown annotator {name!r}; choose from {sorted(makers)}")
-        return makers[name](self.world, seed=seed)
+        key = ("annotator", name, seed)
+        if key not in self._cache:
+            self._cache[key] = makers[name](self.world, seed=seed)
+        return self._cache[key]
 
     def preference_data(self, annotator: str = "p_sim_ann", n: int | None = None, seed: int = 0) -> list[dict]:
         """Pairwise feedback: two SFT samples (temperature 1) per instruction of the preference split,
