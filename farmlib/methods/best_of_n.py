@@ -97,7 +97,7 @@ class BestOfNCurveConfig:
     subset of the evaluation instructions; best-of-n for every smaller n uses the first n of them."""
 
     n_max: int = 256  # candidates per prompt; every power of two up to it is reported
-    n_prompts: int = 32  # the first n_prompts instructions of the split (tiny: a 256-sample draw each, ~1 min)
+    n_prompts: int = 32  # the first n_prompts instructions of the split, n_max samples each
     temperature: float = 1.0  # sampling temperature of the candidates (the paper's 1.0)
     split: str = "eval"  # whose instructions
     seed: int = 0  # sampling of the draw
