@@ -54,3 +54,16 @@ def test_kl_bound_and_the_grid_of_n():
     assert powers_of_two(256) == [1, 2, 4, 8, 16, 32, 64, 128, 256]
     assert powers_of_two(12) == [1, 2, 4, 8, 12]
     assert powers_of_two(1) == [1]
+
+
+def test_ppo_checkpoints_are_listed_by_step_with_the_final_policy_last(tmp_path):
+    import json
+
+    from farmlib.methods.ppo import checkpoints
+
+    (tmp_path / "held_out.json").write_text(json.dumps([{"step": s} for s in (0, 2, 10, 20)]))
+    assert checkpoints(str(tmp_path)) == {20: str(tmp_path)}  # an artifact from before checkpoints were saved
+    for s in (10, 2):
+        (tmp_path / "checkpoints" / f"step_{s}").mkdir(parents=True)
+    got = checkpoints(str(tmp_path))
+    assert list(got) == [2, 10, 20] and got[2].endswith("step_2") and got[20] == str(tmp_path)
