@@ -44,6 +44,14 @@ METRICS = {
     "13_kto": ("kto", _WIN_RATE),
     "14_leaderboard": ("leaderboard", {"rows": list, "spearman_sim_vs_human": float, "seed_runs": list,
                                       "seed_summary": list}),
+    "15_length": ("length", {"rows": list, "spearman_length_raw": dict, "spearman_length_lc": dict,
+                             "best_of_n_length": dict, "ppo_length": dict, "n_prompts": int, "config": dict}),
+    "16_overoptimisation": ("overoptimisation", {"n": list, "kl_bound": list, "mean_reward": list,
+                                                 "mean_true_reward": list, "win_rate": dict, "standard_error": dict,
+                                                 "verdict": dict, "ppo": list, "n_prompts": int, "run": str,
+                                                 "config": dict}),
+    "17_label_noise": ("label_noise", {"variants": list, "n": list, "win_rate": dict, "standard_error": dict,
+                                       "mean_true_reward": dict, "n_prompts": int, "config": dict}),
 }
 
 

@@ -27,7 +27,7 @@ from farmlib.world import EXPERT, REFERENCE
 CONFIGS = {
     "reward_model": reward_model.RewardModelConfig, "feedme": feedme.FeedMEConfig,
     "reward_conditioning": reward_conditioning.RewardConditioningConfig, "dpo": dpo.DPOConfig,
-    "kto": kto.KTOConfig, "best_of_n": best_of_n.BestOfNConfig,
+    "kto": kto.KTOConfig, "best_of_n": best_of_n.BestOfNConfig, "best_of_n_curve": best_of_n.BestOfNCurveConfig,
     "expert_iteration": expert_iteration.ExpertIterationConfig, "ppo": ppo.PPOConfig, "quark": quark.QuarkConfig,
 }
 METHODS = ["feedme", "reward_conditioning", "dpo", "best_of_n", "expert_iteration", "ppo", "quark", "kto"]
