@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from conftest import ROOT
+from conftest import ROOT, power_cut
 
 from farmlib.lm import model as lm
 from farmlib.lm import supervised
@@ -127,18 +127,10 @@ def test_resumed_training_equals_uninterrupted(tmp_path, monkeypatch):
 
     whole = fresh()
     supervised.train_lm(whole, tok, pairs, cfg)
-    real_loss, calls = supervised.lm_loss, {"n": 0}
-
-    def flaky(model, batch):
-        calls["n"] += 1
-        if calls["n"] == 5:
-            raise RuntimeError("power cut")
-        return real_loss(model, batch)
-
-    monkeypatch.setattr(supervised, "lm_loss", flaky)
+    restore = power_cut(monkeypatch)
     with pytest.raises(RuntimeError):
         supervised.train_lm(fresh(), tok, pairs, cfg, tmp_path)
-    monkeypatch.setattr(supervised, "lm_loss", real_loss)
+    restore()
     torch.manual_seed(123)  # whatever the process did meanwhile
     resumed = fresh()
     supervised.train_lm(resumed, tok, pairs, cfg, tmp_path)

@@ -54,9 +54,7 @@ def leaderboard_of_methods(farm, names: list[str] | None = None,
     for name in names or BASELINES + METHODS:
         outs = outputs(farm, name)
         row = {"method": name, "config": config_label(farm, name)}
-        for a in annotators:
-            wr, ann = farm.evaluate(outs, a)
-            row[f"win_rate_{a}"], row[f"se_{a}"] = wr.win_rate, wr.standard_error
+        for a, ann in win_rates(farm, outs, annotators, row).items():
             if ann_dir is not None:
                 write_json(Path(ann_dir) / a / f"{name}.json", ann)
         row["avg_length"] = sum(len(o["output"]) for o in outs) / len(outs)
@@ -66,6 +64,16 @@ def leaderboard_of_methods(farm, names: list[str] | None = None,
         row["paper_row"], row["paper_sim"], row["paper_human"] = PAPER_NAME.get(name), paper[0], paper[1]
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def win_rates(farm, outs: list[dict], annotators: tuple[str, ...], row: dict) -> dict[str, list[dict]]:
+    """Evaluate ``outs`` under each annotator, writing ``win_rate_<a>`` and ``se_<a>`` into ``row``;
+    returns each annotator's annotations."""
+    anns = {}
+    for a in annotators:
+        wr, anns[a] = farm.evaluate(outs, a)
+        row[f"win_rate_{a}"], row[f"se_{a}"] = wr.win_rate, wr.standard_error
+    return anns
 
 
 def defect_rates(farm, outs: list[dict]) -> dict[str, float]:
@@ -88,9 +96,7 @@ def seed_spread(farm, names: list[str], seeds: list[int],
         for seed in progress(seeds, desc=f"seeds of {name}", leave=False):
             outs = outputs(farm, name, seed=seed)
             row = {"method": name, "seed": seed, "avg_length": sum(len(o["output"]) for o in outs) / len(outs)}
-            for a in annotators:
-                wr, _ = farm.evaluate(outs, a)
-                row[f"win_rate_{a}"], row[f"se_{a}"] = wr.win_rate, wr.standard_error
+            win_rates(farm, outs, annotators, row)
             rows.append(row)
     return pd.DataFrame(rows)
 
