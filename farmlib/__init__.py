@@ -14,6 +14,7 @@ _WHERE = {
     "WinRate": "farmlib.evaluation.win_rate", "win_rate": "farmlib.evaluation.win_rate",
     "leaderboard_from_files": "farmlib.evaluation.win_rate",
     "leaderboard_of_methods": "farmlib.evaluation.leaderboard",
+    "length_controlled_win_rate": "farmlib.evaluation.length_controlled",
     "FarmWorld": "farmlib.world", "Writer": "farmlib.world", "DEMONSTRATOR": "farmlib.world",
     "REFERENCE": "farmlib.world", "EXPERT": "farmlib.world", "format_prompt": "farmlib.world",
 }

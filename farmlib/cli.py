@@ -3,6 +3,8 @@
     farm book [--profile tiny] [--force]        execute every changed chapter and build the book
     farm run NOTEBOOK -p NAME VALUE ...         rerun one chapter with new parameters
     farm leaderboard FILE... [-o out.csv]       win-rates from AlpacaEval annotation files
+    farm data fetch [--dataset NAME] [--dir DIR]  download the manifest's files and verify them
+    farm data check [--dataset NAME] [--dir DIR]  verify a local data folder against the manifest
 """
 
 from __future__ import annotations
@@ -65,6 +67,31 @@ def cmd_leaderboard(args) -> int:
     return 0
 
 
+def cmd_data(args) -> int:
+    from farmlib import datacards
+
+    folder = Path(args.dir) if args.dir else datacards.default_dir()
+    try:
+        manifest = datacards.load_manifest()
+        datacards.select(manifest, args.dataset)
+    except FileNotFoundError:
+        print(f"farm data: no manifest at {datacards.MANIFEST} (run from a checkout of the project)", file=sys.stderr)
+        return 2
+    except ValueError as e:
+        print(f"farm data: {e}", file=sys.stderr)
+        return 2
+    if args.action == "fetch":
+        results = datacards.fetch(folder, args.dataset, manifest)
+    else:
+        results = datacards.check(folder, args.dataset, manifest)
+    counts = {}
+    for r in results:
+        counts[r.status] = counts.get(r.status, 0) + 1
+        print(r.line(), file=sys.stderr if r.status in ("missing", "mismatch") else sys.stdout)
+    print(f"farm data {args.action} {folder}: " + ", ".join(f"{n} {s}" for s, n in counts.items()))
+    return 1 if counts.get("missing") or counts.get("mismatch") else 0
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse, but a usage error is one line (and exit 2)."""
 
@@ -98,6 +125,13 @@ def main(argv: list[str] | None = None) -> int:
     lb.add_argument("files", nargs="+")
     lb.add_argument("-o", "--output", help="also write the CSV here")
     lb.set_defaults(fn=cmd_leaderboard)
+
+    d = sub.add_parser("data", help="fetch the data files or check a local copy (data/manifest.json)")
+    d.add_argument("action", choices=["fetch", "check"])
+    d.add_argument("--dataset", action="append",
+                   help="only this dataset (repeatable; fetch defaults to the hub's, alpaca_farm; check to all)")
+    d.add_argument("--dir", help="the data folder (default: $FARM_DATA or ~/.cache/farmlib/data)")
+    d.set_defaults(fn=cmd_data)
 
     args = ap.parse_args(argv)
     try:

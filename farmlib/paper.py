@@ -20,6 +20,20 @@ TABLE2 = {
 #: Average output length in characters (Section 5 and Appendix E.3).
 LENGTHS = {"SFT 10k": 278, "Best-of-16": 571, "PPO": 637}
 
+#: Average output length in characters of models trained on simulated preferences (Appendix E, Table 7).
+LENGTHS_SIM = {
+    "GPT-4": 504.4, "ChatGPT": 333.4, "Davinci001": 286.3, "SFT 52K": 383.2, "SFT 10K": 277.5, "LLaMA 7B": 950.5,
+    "PPO 80 steps": 863.4, "PPO 20 steps": 637.7, "Best-of-128": 704.7, "Best-of-16": 570.5, "Best-of-4": 483.3,
+    "ExpIter-128": 527.5, "ExpIter-16": 458.3, "ExpIter-4": 407.4,
+}
+
+#: The same for models trained on human preferences (Table 6).
+LENGTHS_HUMAN = {
+    "GPT-4": 504.4, "ChatGPT": 333.4, "Davinci001": 286.3, "SFT 52K": 383.2, "SFT 10K": 277.5, "LLaMA 7B": 950.5,
+    "PPO 200 steps": 495.6, "PPO 80 steps": 623.7, "PPO 40 steps": 683.1, "Best-of-128": 680.0, "Best-of-16": 565.2,
+    "Best-of-4": 478.7, "ExpIter-128": 524.7, "ExpIter-16": 458.3, "ExpIter-4": 422.1, "FeedMe": 371.4,
+}
+
 #: Alpaca 52k splits and the evaluation set.
 SPLITS = {"sft": 10_000, "preference": 10_000, "unlabeled": 20_000, "val": 2_000, "eval": 805}
 

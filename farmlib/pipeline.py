@@ -246,7 +246,11 @@ class Farm:
     # -- simulated feedback -----------------------------------------------------------------
     def annotator(self, name: str = "p_sim_eval", seed: int = 0):
         """``p_sim_eval``, ``p_sim_ann``, ``p_sim_single`` (the learned judges, :meth:`judge_lms`) or ``human``
-        (the crowd)."""
+        (the crowd).
+
+        One instance per (name, seed) is made and reused: an annotator draws its randomness from the
+        ``seed`` of each ``annotate_pairs`` call, so reuse changes no label, and its judges' cached reads
+        are shared by every later ``evaluate``."""
         from farmlib import annotators as A
 
         makers = {"p_sim_eval": A.pool_eval, "p_sim_ann": A.pool_ann, "p_sim_single": A.single_judge}
@@ -254,7 +258,10 @@ class Farm:
             return A.Crowd(self.world, seed=seed)
         if name not in makers:
             raise ValueError(f"unknown annotator {name!r}; choose from {sorted([*makers, 'human'])}")
-        return makers[name](self.judge_lms(), seed=seed)
+        key = ("annotator", name, seed)
+        if key not in self._cache:
+            self._cache[key] = makers[name](self.judge_lms(), seed=seed)
+        return self._cache[key]
 
     def judge_reader(self):
         """The LM every judge reads text with: the base LM (pretrained on world text, never on
@@ -303,9 +310,11 @@ class Farm:
         path = self.store.get_or_build("preferences", cfg, build)
         return [r for r in read_json(path / "preferences.json") if r["preference"] in (1, 2)]
 
-    def evaluate(self, outputs: list[dict], annotator: str = "p_sim_eval", seed: int = 0) -> tuple[WinRate, list[dict]]:
-        """Win-rate of ``outputs`` against the reference on the eval set, and the annotations."""
-        ann = self.annotate_true(outputs)  # aligned AlpacaEval-format pairs (output_1 = reference)
+    def evaluate(self, outputs: list[dict], annotator: str = "p_sim_eval", seed: int = 0,
+                 reference: list[dict] | None = None) -> tuple[WinRate, list[dict]]:
+        """Win-rate of ``outputs`` against the reference on the eval set, and the annotations;
+        ``reference``: the reference's outputs on the same instructions (default: the whole eval set)."""
+        ann = self.annotate_true(outputs, reference)  # aligned AlpacaEval-format pairs (output_1 = reference)
         ann = self.annotator(annotator, seed).annotate_pairs([
             {k: v for k, v in a.items() if k not in ("preference", "annotator")} for a in ann], seed=seed)
         return win_rate(a["preference"] for a in ann), ann

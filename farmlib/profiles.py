@@ -79,7 +79,8 @@ PROFILES: dict[str, Profile] = {
         sft=TrainConfig(epochs=6, lr=3e-3, batch_size=16), max_new_tokens=24,
         methods={"ppo": {"steps": 4, "rollout_batch": 8, "minibatch": 4, "n_eval_prompts": 8, "eval_every": 2},
                  "quark": {"rounds": 2, "prompts_per_round": 20, "batch_size": 4},
-                 "best_of_n": {"n_max": 4}, "expert_iteration": {"n": 2, "n_prompts": 20}},
+                 "best_of_n": {"n_max": 4}, "expert_iteration": {"n": 2, "n_prompts": 20},
+                 "best_of_n_curve": {"n_max": 16, "n_prompts": 8}},
     ),
     # the book's default: minutes on a 2-core laptop, offline
     "tiny": Profile(

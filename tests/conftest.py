@@ -22,3 +22,19 @@ def micro_farm(tmp_path_factory):
     farm = Farm("micro", root=tmp_path_factory.mktemp("runs") / "micro")
     farm.sft_model()
     return farm
+
+
+def power_cut(monkeypatch, at: int = 5):
+    """Make ``train_lm``'s loss raise on its ``at``-th call (an interrupted run); returns the undo."""
+    import farmlib.lm.supervised as supervised
+
+    real_loss, calls = supervised.lm_loss, {"n": 0}
+
+    def flaky(model, batch):
+        calls["n"] += 1
+        if calls["n"] == at:
+            raise RuntimeError("power cut")
+        return real_loss(model, batch)
+
+    monkeypatch.setattr(supervised, "lm_loss", flaky)
+    return lambda: monkeypatch.setattr(supervised, "lm_loss", real_loss)

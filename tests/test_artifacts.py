@@ -2,8 +2,8 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import power_cut
 
-import farmlib.lm.supervised as sft_mod
 from farmlib.artifacts import ArtifactStore, config_hash, damage
 from farmlib.lm.model import new_model, train_tokenizer
 from farmlib.lm.supervised import train_lm
@@ -56,19 +56,11 @@ def test_training_resumes_from_checkpoint(tmp_path, monkeypatch):
     cfg = TrainConfig(epochs=1, lr=1e-3, batch_size=8, save_every=3)
     mcfg = ModelConfig(hidden_size=16, num_layers=1, num_heads=2, intermediate_size=32)
     pairs = [("", d) for d in docs]
-    real_loss, calls = sft_mod.lm_loss, {"n": 0}
-
-    def flaky(model, batch):
-        calls["n"] += 1
-        if calls["n"] == 5:
-            raise RuntimeError("power cut")
-        return real_loss(model, batch)
-
-    monkeypatch.setattr(sft_mod, "lm_loss", flaky)
+    restore = power_cut(monkeypatch)
     with pytest.raises(RuntimeError):
         train_lm(new_model(mcfg, tok), tok, pairs, cfg, tmp_path)
     assert (tmp_path / "checkpoint.pt").exists()
-    monkeypatch.setattr(sft_mod, "lm_loss", real_loss)
+    restore()
     hist = train_lm(new_model(mcfg, tok), tok, pairs, cfg, tmp_path)
     assert [h["step"] for h in hist] == list(range(8))  # steps 0-2 from the checkpoint, 3-7 now
     assert not (tmp_path / "checkpoint.pt").exists()

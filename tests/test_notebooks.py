@@ -4,6 +4,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from conftest import ROOT
@@ -41,7 +42,16 @@ METRICS = {
     "11_ppo": ("ppo", {**_WIN_RATE, "steps_per_second": float, "held_out": list}),
     "12_quark": ("quark", _WIN_RATE),
     "13_kto": ("kto", _WIN_RATE),
-    "14_leaderboard": ("leaderboard", {"rows": list, "spearman_sim_vs_human": float}),
+    "14_leaderboard": ("leaderboard", {"rows": list, "spearman_sim_vs_human": float, "seed_runs": list,
+                                      "seed_summary": list}),
+    "15_length": ("length", {"rows": list, "spearman_length_raw": dict, "spearman_length_lc": dict,
+                             "best_of_n_length": dict, "ppo_length": dict, "n_prompts": int, "config": dict}),
+    "16_overoptimisation": ("overoptimisation", {"n": list, "kl_bound": list, "mean_reward": list,
+                                                 "mean_true_reward": list, "win_rate": dict, "standard_error": dict,
+                                                 "verdict": dict, "ppo": list, "n_prompts": int, "run": str,
+                                                 "config": dict}),
+    "17_label_noise": ("label_noise", {"variants": list, "n": list, "win_rate": dict, "standard_error": dict,
+                                       "mean_true_reward": dict, "n_prompts": int, "config": dict}),
 }
 
 
@@ -52,7 +62,8 @@ def test_every_chapter_has_a_metrics_check():
 @pytest.mark.parametrize("nb", CHAPTERS, ids=lambda p: p.stem)
 def test_chapter_runs_on_micro_profile(nb, tmp_path_factory, monkeypatch):
     """The chapter executes and (re)writes its own metrics file with its key numbers."""
-    runs = tmp_path_factory.getbasetemp() / "nb_runs"  # shared by the chapters, like a book build
+    # shared by the chapters, like a book build; FARM_TEST_RUNS (set by .ci/run) keeps them for the book stage
+    runs = Path(os.environ.get("FARM_TEST_RUNS") or tmp_path_factory.getbasetemp() / "nb_runs")
     monkeypatch.setenv("FARM_RUNS", str(runs))
     name, keys = METRICS[nb.stem]
     path = runs / "micro" / "metrics" / f"{name}.json"

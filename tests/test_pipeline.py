@@ -26,6 +26,25 @@ def test_true_reward_evaluation_is_aligned_and_in_alpaca_eval_format(micro_farm)
     assert set(ann[0]) >= {"instruction", "output_1", "output_2", "generator_1", "generator_2", "preference"}
 
 
+def test_annotators_are_reused_without_changing_a_label(micro_farm):
+    """Farm.annotator keeps one instance per (name, seed); a fresh one gives the same labels."""
+    from farmlib import Farm
+
+    assert micro_farm.annotator("p_sim_eval") is micro_farm.annotator("p_sim_eval")
+    assert micro_farm.annotator("p_sim_eval", seed=1) is not micro_farm.annotator("p_sim_eval")
+    outs = micro_farm.writer_outputs(seed=3)
+    first = micro_farm.evaluate(outs, "p_sim_eval")[1]
+    again = micro_farm.evaluate(outs, "p_sim_eval")[1]
+    fresh = Farm("micro", root=micro_farm.root).evaluate(outs, "p_sim_eval")[1]
+    assert [a["preference"] for a in first] == [a["preference"] for a in again] == [a["preference"] for a in fresh]
+
+
+def test_evaluate_on_a_subset_takes_the_reference_of_that_subset(micro_farm):
+    ref = micro_farm.reference_outputs()
+    wr, ann = micro_farm.evaluate(ref[:5], "human", reference=ref[:5])
+    assert wr.n_total == len(ann) == 5
+
+
 def test_scale_profiles_resolve_without_downloading():
     for name in ("small", "paper"):
         p = get_profile(name)

@@ -15,6 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from farmlib.methods import BASELINES, CONFIGS, METHODS, outputs, policy
+from farmlib.progress import progress
 
 #: Our name -> the paper's row in Table 2 (None: the paper has no such row).
 PAPER_NAME = {
@@ -53,17 +54,65 @@ def leaderboard_of_methods(farm, names: list[str] | None = None,
     for name in names or BASELINES + METHODS:
         outs = outputs(farm, name)
         row = {"method": name, "config": config_label(farm, name)}
-        for a in annotators:
-            wr, ann = farm.evaluate(outs, a)
-            row[f"win_rate_{a}"], row[f"se_{a}"] = wr.win_rate, wr.standard_error
+        for a, ann in win_rates(farm, outs, annotators, row).items():
             if ann_dir is not None:
                 write_json(Path(ann_dir) / a / f"{name}.json", ann)
         row["avg_length"] = sum(len(o["output"]) for o in outs) / len(outs)
+        row.update(defect_rates(farm, outs))
         row["train_seconds"] = train_seconds(farm, name)
         paper = TABLE2.get(PAPER_NAME.get(name) or "", (None, None))
         row["paper_row"], row["paper_sim"], row["paper_human"] = PAPER_NAME.get(name), paper[0], paper[1]
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def win_rates(farm, outs: list[dict], annotators: tuple[str, ...], row: dict) -> dict[str, list[dict]]:
+    """Evaluate ``outs`` under each annotator, writing ``win_rate_<a>`` and ``se_<a>`` into ``row``;
+    returns each annotator's annotations."""
+    anns = {}
+    for a in annotators:
+        wr, anns[a] = farm.evaluate(outs, a)
+        row[f"win_rate_{a}"], row[f"se_{a}"] = wr.win_rate, wr.standard_error
+    return anns
+
+
+def defect_rates(farm, outs: list[dict]) -> dict[str, float]:
+    """Share of outputs with any repetition, and with any disfluency, by R*'s parts (FarmWorld only):
+    a method that climbs the leaderboard with degenerate text shows up here."""
+    if farm.profile.data != "farmworld":
+        return {}
+    parts = [farm.world.reward_breakdown(o["instruction"], o.get("input", ""), o["output"]) for o in outs]
+    n = max(len(parts), 1)
+    return {"repetition_rate": sum(p["repetition"] > 0 for p in parts) / n,
+            "disfluency_rate": sum(p["disfluency"] > 0 for p in parts) / n}
+
+
+def seed_spread(farm, names: list[str], seeds: list[int],
+                annotators: tuple[str, ...] = ("p_sim_eval", "human")) -> pd.DataFrame:
+    """One row per (method, training seed): win-rates, standard errors and length of a copy of the
+    method retrained with that seed (:func:`farmlib.methods.policy`); trains whatever is missing."""
+    rows = []
+    for name in names:
+        for seed in progress(seeds, desc=f"seeds of {name}", leave=False):
+            outs = outputs(farm, name, seed=seed)
+            row = {"method": name, "seed": seed, "avg_length": sum(len(o["output"]) for o in outs) / len(outs)}
+            win_rates(farm, outs, annotators, row)
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def spread_summary(runs: pd.DataFrame, annotators: tuple[str, ...] = ("p_sim_eval", "human")) -> pd.DataFrame:
+    """Per method: mean over seeds, the seeds' standard deviation (training noise), the mean evaluation
+    standard error (evaluation noise) and the range, for each annotator."""
+    out = {}
+    for name, g in runs.groupby("method", sort=False):
+        row = {"seeds": len(g)}
+        for a in annotators:
+            w = g[f"win_rate_{a}"]
+            row.update({f"mean_{a}": w.mean(), f"seed_sd_{a}": w.std(ddof=1) if len(g) > 1 else float("nan"),
+                        f"eval_se_{a}": g[f"se_{a}"].mean(), f"min_{a}": w.min(), f"max_{a}": w.max()})
+        out[name] = row
+    return pd.DataFrame.from_dict(out, orient="index")
 
 
 def compare(farm, named_outputs: dict[str, list[dict]], annotators: tuple[str, ...] = ("p_sim_eval", "human")) -> pd.DataFrame:

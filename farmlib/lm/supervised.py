@@ -3,11 +3,17 @@
 ``train_lm`` fits a causal LM to (prompt, completion) pairs, with the loss on completion
 tokens only; pretraining is the same call with empty prompts. The loop is plain PyTorch so the
 loss is in view; it checkpoints into its work folder and resumes from there if interrupted.
+
+Launched with several processes (``accelerate launch --num_processes N``, or ``torchrun``), it is data
+parallel through ``accelerate``: every process builds the same global batch and trains on its share, and
+the loss is weighted so that the gradient is the one-process gradient of the whole batch. In a single
+process nothing of this runs and the loop is as it always was.
 """
 
 from __future__ import annotations
 
 import math
+import os
 import random
 import time
 from pathlib import Path
@@ -51,6 +57,31 @@ def lm_loss(model, batch: dict[str, torch.Tensor]) -> torch.Tensor:
                                              labels.reshape(-1), ignore_index=-100)
 
 
+def _distributed():
+    """An ``accelerate.Accelerator`` when launched with several processes, else None."""
+    if int(os.environ.get("WORLD_SIZE", "1")) <= 1:
+        return None
+    from accelerate import Accelerator
+
+    acc = Accelerator(cpu=not torch.cuda.is_available())  # on CPU: gloo
+    if acc.num_processes != int(os.environ["WORLD_SIZE"]):  # else each process would train on everything
+        raise RuntimeError(f"launched with {os.environ['WORLD_SIZE']} processes, but accelerate sees {acc.num_processes}")
+    return acc
+
+
+def _shard_loss(acc, model, batch, has_data: bool) -> tuple[torch.Tensor, float]:
+    """(what to backpropagate, the whole batch's loss): this process's summed token loss, scaled so that
+    the gradient averaged over processes is that of the mean over every process's labelled tokens."""
+    logits = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).logits
+    logits, labels = logits[:, :-1], batch["labels"][:, 1:]
+    total = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.size(-1)).float(), labels.reshape(-1),
+                                              ignore_index=-100, reduction="sum") * float(has_data)
+    count = (labels != -100).sum() * int(has_data)
+    n = acc.reduce(count.detach().clone(), reduction="sum")
+    whole = acc.reduce(total.detach().clone(), reduction="sum") / n
+    return total * acc.num_processes / n, whole.item()
+
+
 def lr_at(step: int, total: int, cfg: TrainConfig) -> float:
     """Linear warm-up then cosine decay to 0."""
     warm = max(1, int(cfg.warmup_ratio * total))
@@ -67,6 +98,9 @@ def train_lm(model, tokenizer, pairs: list[tuple[str, str]], cfg: TrainConfig, w
     total = steps_per_epoch * cfg.epochs
     total = int(total if cfg.max_steps < 0 else min(total, cfg.max_steps))
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay, betas=(0.9, 0.95))
+    acc = _distributed()
+    if acc is not None:
+        device = acc.device
     model.to(device).train()
     history: list[dict] = []
     start = 0
@@ -79,30 +113,46 @@ def train_lm(model, tokenizer, pairs: list[tuple[str, str]], cfg: TrainConfig, w
         history, start = state["history"], state["step"]
         if "rng" in state:  # (checkpoints of older versions lack it)
             set_rng_state(state["rng"])
+    if acc is not None:
+        net, opt = acc.prepare(model, opt)
     order: list[int] = []
     t0, tokens = time.time(), 0
     bar = progress(range(start, total), desc=desc, leave=False, mininterval=2)
+    if acc is not None and not acc.is_main_process:
+        bar = range(start, total)
     for step in bar:
         epoch = step // steps_per_epoch
         if not order or step % steps_per_epoch == 0:
             order = list(range(len(data)))
             random.Random(cfg.seed * 1000 + epoch).shuffle(order)
         i = step % steps_per_epoch
-        batch = collate([data[j] for j in order[i * cfg.batch_size:(i + 1) * cfg.batch_size]],
-                        tokenizer.pad_token_id)
+        items = [data[j] for j in order[i * cfg.batch_size:(i + 1) * cfg.batch_size]]
+        if acc is not None:  # this process's share (a process left without one computes a zero loss)
+            mine = items[acc.process_index::acc.num_processes]
+            items, has_data = mine or items[:1], bool(mine)
+        batch = collate(items, tokenizer.pad_token_id)
         batch = {k: v.to(device) for k, v in batch.items()}
         for g in opt.param_groups:
             g["lr"] = lr_at(step, total, cfg)
-        loss = lm_loss(model, batch)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
+        if acc is None:
+            loss = lm_loss(model, batch)
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            opt.step()
+            loss_value = loss.item()
+        else:
+            loss, loss_value = _shard_loss(acc, net, batch, has_data)
+            opt.zero_grad(set_to_none=True)
+            acc.backward(loss)
+            acc.clip_grad_norm_(net.parameters(), 1.0)
+            opt.step()
         tokens += int(batch["attention_mask"].sum())
-        history.append({"step": step, "epoch": step / steps_per_epoch, "loss": loss.item(),
+        history.append({"step": step, "epoch": step / steps_per_epoch, "loss": loss_value,
                         "lr": opt.param_groups[0]["lr"], "tokens": tokens, "seconds": time.time() - t0})
-        bar.set_postfix(loss=f"{loss.item():.3f}")
-        if ckpt and (step + 1) % cfg.save_every == 0 and step + 1 < total:
+        if hasattr(bar, "set_postfix"):
+            bar.set_postfix(loss=f"{loss_value:.3f}")
+        if ckpt and (step + 1) % cfg.save_every == 0 and step + 1 < total and (acc is None or acc.is_main_process):
             torch.save({"model": model.state_dict(), "opt": opt.state_dict(), "history": history,
                         "step": step + 1, "rng": rng_state()}, ckpt)
     if ckpt and ckpt.exists():

@@ -7,6 +7,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from farmlib.methods import (
     best_of_n,
     dpo,
@@ -25,7 +27,7 @@ from farmlib.world import EXPERT, REFERENCE
 CONFIGS = {
     "reward_model": reward_model.RewardModelConfig, "feedme": feedme.FeedMEConfig,
     "reward_conditioning": reward_conditioning.RewardConditioningConfig, "dpo": dpo.DPOConfig,
-    "kto": kto.KTOConfig, "best_of_n": best_of_n.BestOfNConfig,
+    "kto": kto.KTOConfig, "best_of_n": best_of_n.BestOfNConfig, "best_of_n_curve": best_of_n.BestOfNCurveConfig,
     "expert_iteration": expert_iteration.ExpertIterationConfig, "ppo": ppo.PPOConfig, "quark": quark.QuarkConfig,
 }
 METHODS = ["feedme", "reward_conditioning", "dpo", "best_of_n", "expert_iteration", "ppo", "quark", "kto"]
@@ -47,25 +49,41 @@ def sft52k(farm) -> str:
                           train=TrainConfig(**{**p.sft.__dict__, "epochs": epochs}))
 
 
-def policy(farm, name: str, cfg=None) -> tuple[str, str]:
-    """(model path, prompt prefix) of a trained method or baseline; ``cfg`` defaults to the farm's."""
+def policy(farm, name: str, cfg=None, seed: int | None = None) -> tuple[str, str]:
+    """(model path, prompt prefix) of a trained method or baseline; ``cfg`` defaults to the farm's.
+
+    ``seed`` retrains with another training seed: the method's own (its config's ``seed``) and, for
+    methods that use one, the reward model's; for SFT 10k the SFT run's. The base model, the SFT model
+    the methods start from and the preference labels stay the same.
+    """
+    if name == "sft10k" and seed is not None:
+        return farm.sft_model(train=dataclasses.replace(farm.profile.sft, seed=seed)), ""
     if name in ("base", "sft10k", "sft52k"):
         return {"base": farm.base_model, "sft10k": farm.sft_model, "sft52k": lambda: sft52k(farm)}[name](), ""
-    cfg = cfg or farm.method_config(name)
+    over = None if seed is None else {"seed": seed}
+    cfg = cfg or farm.method_config(name, over)
     module = {"feedme": feedme, "reward_conditioning": reward_conditioning, "dpo": dpo, "kto": kto,
               "expert_iteration": expert_iteration, "ppo": ppo, "quark": quark}[name]
-    path = module.train(farm, reward_model_path(farm), cfg) if name in NEEDS_REWARD_MODEL else module.train(farm, cfg)
+    if name in NEEDS_REWARD_MODEL:
+        path = module.train(farm, reward_model_path(farm, farm.method_config("reward_model", over)), cfg)
+    else:
+        path = module.train(farm, cfg)
     return path, {"reward_conditioning": reward_conditioning.GOOD, "quark": quark.TAG}.get(name, "")
 
 
-def outputs(farm, name: str, cfg=None) -> list[dict]:
-    """The responses of method ``name`` to the evaluation instructions (``generator`` = name)."""
+def outputs(farm, name: str, cfg=None, seed: int | None = None) -> list[dict]:
+    """The responses of method ``name`` to the evaluation instructions (``generator`` = name);
+    ``seed``: a retrained copy (see :func:`policy`)."""
     if name == "reference":  # a second draw of the reference writer: the 50 % line
         return [dict(r, generator=name) for r in farm.writer_outputs(REFERENCE, "eval", seed=1)]
     if name == "expert":
         return [dict(r, generator=name) for r in farm.writer_outputs(EXPERT, "eval")]
+    if name in ("base", "reference", "expert", "sft52k") and seed is not None:
+        raise ValueError(f"{name!r} has no training seed here; seeds apply to SFT 10k and the methods")
     if name == "best_of_n":
-        res = best_of_n.select(farm, reward_model_path(farm), cfg)
+        over = None if seed is None else {"seed": seed}
+        res = best_of_n.select(farm, reward_model_path(farm, farm.method_config("reward_model", over)),
+                               cfg or farm.method_config(name, over))
         return [dict(r, generator=name) for r in res["outputs"][max(res["outputs"])]]
-    path, prefix = policy(farm, name, cfg)
+    path, prefix = policy(farm, name, cfg, seed)
     return farm.samples(path, "eval", generator=name, prefix=prefix)

@@ -7,12 +7,16 @@ surrogate reward of the chosen outputs, which must rise with n.
 
 from __future__ import annotations
 
+import math
+import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import torch
 
 from farmlib.artifacts import read_json, write_json
+from farmlib.lm.sampling import respond
 from farmlib.methods.reward_model import load_reward_model, rewards
 
 
@@ -57,3 +61,89 @@ def select(farm, rm_path: str, cfg: BestOfNConfig | None = None) -> dict:
     res["outputs"] = {int(k): v for k, v in res["outputs"].items()}
     res["mean_reward"] = {int(k): v for k, v in res["mean_reward"].items()}
     return res
+
+
+# -- one large draw, every n a prefix of it (the over-optimisation curve) -----------------------------
+def kl_bound(n: int) -> float:
+    """The standard analytic KL of best-of-n to the sampling policy, ``log n - (n - 1) / n`` (an upper
+    bound; exact when the reward has no ties)."""
+    return math.log(n) - (n - 1) / n
+
+
+def prefix_choices(rewards: Sequence[Sequence[float]], ns: Sequence[int]) -> dict[int, list[int]]:
+    """For each ``n`` in ``ns``: per prompt, the index of the best of candidates ``0 .. n-1`` (``rewards[i][k]``:
+    candidate k of prompt i; a tie goes to the earlier candidate). Best-of-n for smaller n is best-of-n_max
+    on a prefix of the same draw, so the curve over n has no independent resampling noise."""
+    out = {}
+    for n in ns:
+        if not 1 <= n <= min(len(r) for r in rewards):
+            raise ValueError(f"n={n} is outside 1..{min(len(r) for r in rewards)} (the candidates per prompt)")
+        out[n] = [max(range(n), key=lambda k, r=r: (r[k], -k)) for r in rewards]
+    return out
+
+
+def powers_of_two(n_max: int) -> list[int]:
+    """1, 2, 4, ... up to ``n_max`` (and ``n_max`` itself)."""
+    ns, n = [], 1
+    while n < n_max:
+        ns.append(n)
+        n *= 2
+    return ns + [n_max]
+
+
+@dataclass
+class BestOfNCurveConfig:
+    """Best-of-n along n (the over-optimisation curve): one draw of ``n_max`` SFT samples per prompt on a
+    subset of the evaluation instructions; best-of-n for every smaller n uses the first n of them."""
+
+    n_max: int = 256  # candidates per prompt; every power of two up to it is reported
+    n_prompts: int = 32  # the first n_prompts instructions of the split, n_max samples each
+    temperature: float = 1.0  # sampling temperature of the candidates (the paper's 1.0)
+    split: str = "eval"  # whose instructions
+    seed: int = 0  # sampling of the draw
+
+
+def prefix_draw(farm, rm_path: str, cfg: BestOfNCurveConfig | None = None, model: str | None = None) -> dict:
+    """One draw of ``cfg.n_max`` SFT samples for each of the first ``cfg.n_prompts`` prompts, scored by the
+    reward model at ``rm_path`` and by R*: ``{"candidates": [i][k] records, "rewards": [i][k], "true_rewards":
+    [i][k], "seconds": {...}}``. Two artifacts: the draw (``best_of_n_draw``, shared by every reward model)
+    and its scores (``best_of_n_scores``)."""
+    cfg = cfg or farm.method_config("best_of_n_curve")
+    n_max, temperature, seed = cfg.n_max, cfg.temperature, cfg.seed
+    model = model or farm.sft_model()
+    p = farm.profile
+    recs = farm.splits()[cfg.split][:cfg.n_prompts]
+    draw_cfg = {"model": model, "data": farm._splits_config(), "max_new_tokens": p.max_new_tokens, **asdict(cfg)}
+
+    def build_draw(work: Path) -> None:
+        t0 = time.time()
+        outs = respond(farm.load(model), farm.tokenizer(), [r for r in recs for _ in range(n_max)],
+                       temperature=temperature, max_new_tokens=p.max_new_tokens, batch_size=p.gen_batch_size,
+                       seed=seed, desc=f"draw {n_max} per prompt")
+        write_json(work / "draw.json", [outs[i * n_max:(i + 1) * n_max] for i in range(len(recs))])
+        write_json(work / "info.json", {"seconds": time.time() - t0})
+
+    draw_path = farm.artifact("best_of_n_draw", draw_cfg, build_draw)
+    texts = read_json(Path(draw_path) / "draw.json")
+    cands = [[{"instruction": r["instruction"], "input": r["input"], "dataset": r.get("dataset", ""), "output": t,
+               "generator": f"sample{k}"} for k, t in enumerate(row)] for r, row in zip(recs, texts)]
+
+    def build_scores(work: Path) -> None:
+        t0 = time.time()
+        rm, tok = load_reward_model(rm_path, p.device), farm.tokenizer()
+        flat = [c for row in cands for c in row]
+        r = rewards(rm, tok, flat, max_length=p.model.max_length).tolist()
+        write_json(work / "scores.json", {"rewards": [r[i * n_max:(i + 1) * n_max] for i in range(len(cands))],
+                                          "true_rewards": [farm.true_rewards(row) for row in cands]})
+        write_json(work / "info.json", {"seconds": time.time() - t0})
+
+    score_path = farm.artifact("best_of_n_scores", {"draw": draw_path, "rm": rm_path}, build_scores)
+    scores = read_json(Path(score_path) / "scores.json")
+    return {"candidates": cands, **scores, "seconds": {"draw": read_json(Path(draw_path) / "info.json")["seconds"],
+                                                       "score": read_json(Path(score_path) / "info.json")["seconds"]}}
+
+
+def best_of(draw: dict, n: int, generator: str | None = None) -> list[dict]:
+    """Best-of-``n`` records from a :func:`prefix_draw` (the reward model's favourite of the first n)."""
+    return [dict(draw["candidates"][i][k], generator=generator or f"best_of_{n}")
+            for i, k in enumerate(prefix_choices(draw["rewards"], [n])[n])]

@@ -143,9 +143,11 @@ def experience(policy, ref, value_model, rm, tok, prompts: list[str], cfg: PPOCo
 
 # --- the loop -----------------------------------------------------------------------------------
 def ppo_loop(policy, ref, value_model, rm, tok, prompts: list[str], eval_prompts: list[str], cfg: PPOConfig,
-             max_new_tokens: int) -> tuple[list[dict], list[dict], float]:
+             max_new_tokens: int, on_eval=None) -> tuple[list[dict], list[dict], float]:
     """Train ``policy`` and ``value_model`` in place; return (per-step history, held-out evaluations,
-    seconds spent in steps). ``ref`` and ``rm`` stay frozen."""
+    seconds spent in steps). ``ref`` and ``rm`` stay frozen. ``on_eval(step, policy)``, if given, is
+    called after each held-out evaluation along the way (the last step's aside): a place to save the
+    intermediate policy."""
     torch.manual_seed(cfg.seed)
     for m in (ref, rm):
         m.requires_grad_(False)
@@ -186,6 +188,8 @@ def ppo_loop(policy, ref, value_model, rm, tok, prompts: list[str], eval_prompts
             policy.eval()
             evals.append({"step": step + 1, **held_out(policy, ref, rm, tok, eval_prompts, cfg.temperature,
                                                        max_new_tokens)})
+            if on_eval is not None and step + 1 < cfg.steps:
+                on_eval(step + 1, policy)
             policy.train()
     policy.eval()
     return history, evals, step_seconds
@@ -193,7 +197,8 @@ def ppo_loop(policy, ref, value_model, rm, tok, prompts: list[str], eval_prompts
 
 def train(farm, rm_path: str, cfg: PPOConfig | None = None) -> str:
     """PPO from the SFT model against the reward model at ``rm_path``; an artifact with the policy,
-    ``history.json`` and ``held_out.json``."""
+    ``history.json``, ``held_out.json``, and the policy at every held-out evaluation before the last
+    in ``checkpoints/step_<n>`` (:func:`checkpoints`)."""
     cfg = cfg or farm.method_config("ppo")
     sft, tok, prof = farm.sft_model(), farm.tokenizer(), farm.profile
 
@@ -203,8 +208,12 @@ def train(farm, rm_path: str, cfg: PPOConfig | None = None) -> str:
         value_model, rm = load_reward_model(rm_path, prof.device), load_reward_model(rm_path, prof.device)
         prompts = [format_prompt(r["instruction"], r["input"]) for r in farm.splits()[cfg.split]]
         eval_prompts = [format_prompt(r["instruction"], r["input"]) for r in farm.splits()["val"][:cfg.n_eval_prompts]]
+        def save(step: int, model) -> None:  # a few MB each on the tiny model
+            model.save_pretrained(work / "checkpoints" / f"step_{step}")
+            tok.save_pretrained(work / "checkpoints" / f"step_{step}")
+
         history, evals, step_seconds = ppo_loop(policy, ref, value_model, rm, tok, prompts, eval_prompts, cfg,
-                                                prof.max_new_tokens)
+                                                prof.max_new_tokens, on_eval=save)
         policy.save_pretrained(work)
         tok.save_pretrained(work)
         write_json(work / "history.json", history)
@@ -213,3 +222,13 @@ def train(farm, rm_path: str, cfg: PPOConfig | None = None) -> str:
                                               "rollout_batch": cfg.rollout_batch})
 
     return farm.artifact("ppo", {"sft": sft, "rm": rm_path, **asdict(cfg)}, build)
+
+
+def checkpoints(path: str) -> dict[int, str]:
+    """``{step: model path}`` of a PPO artifact's policies along the way, the final one included
+    (``{}`` for an artifact trained before checkpoints were saved, apart from its final policy)."""
+    from farmlib.artifacts import read_json
+
+    final = max(e["step"] for e in read_json(Path(path) / "held_out.json"))
+    out = {int(p.name.split("_")[1]): str(p) for p in (Path(path) / "checkpoints").glob("step_*")}
+    return {**dict(sorted(out.items())), final: str(path)}

@@ -37,6 +37,28 @@ class RewardModelConfig:
     lr: float = 5e-4  # peak learning rate (AdamW, warmup then cosine decay)
     batch_size: int = 32  # pairs per step
     seed: int = 0  # initialisation of the head and data order
+    flip_rate: float = 0.0  # share of training labels flipped at random on top of the annotator's (label-noise ablation)
+
+
+def config_key(cfg: RewardModelConfig) -> dict:
+    """The config as it enters artifact keys: ``flip_rate`` only where it is not 0, so the keys of reward
+    models trained before the field existed stay the same."""
+    key = asdict(cfg)
+    if not key["flip_rate"]:
+        del key["flip_rate"]
+    return key
+
+
+def flip_labels(pairs: list[dict], rate: float, seed: int = 0) -> list[dict]:
+    """``pairs`` with each preference (1 or 2) flipped with probability ``rate``, drawn from ``seed`` and
+    ``rate``; each pair's draw does not depend on the others, so a higher rate flips a superset."""
+    if not rate:
+        return pairs
+    out = []
+    for i, r in enumerate(pairs):
+        u = random.Random(f"flip-{seed}-{i}").random()
+        out.append(dict(r, preference=3 - r["preference"]) if u < rate and r["preference"] in (1, 2) else r)
+    return out
 
 
 def bt_loss(r_chosen: torch.Tensor, r_rejected: torch.Tensor) -> torch.Tensor:
@@ -127,7 +149,7 @@ def train(farm, cfg: RewardModelConfig | None = None) -> str:
     cfg = cfg or farm.method_config("reward_model")
     from farmlib.annotators.validation import sft_pairs
 
-    tr = farm.preference_data(cfg.annotator)
+    tr = flip_labels(farm.preference_data(cfg.annotator), cfg.flip_rate, cfg.seed)
     sft, tok, max_len = farm.sft_model(), farm.tokenizer(), farm.profile.model.max_length
     held = sft_pairs(farm, split="val")  # pairs of SFT samples on instructions never trained on
 
@@ -150,7 +172,7 @@ def train(farm, cfg: RewardModelConfig | None = None) -> str:
                                            "seconds": time.time() - t0})
 
     # "init": the head is drawn from cfg.seed (before: from whatever state torch's generator was in)
-    return farm.artifact("reward_model", {"sft": sft, "n": len(tr), "init": "seeded", **asdict(cfg)}, build)
+    return farm.artifact("reward_model", {"sft": sft, "n": len(tr), "init": "seeded", **config_key(cfg)}, build)
 
 
 def metrics(path: str) -> dict:
@@ -197,7 +219,7 @@ def accuracy_curve(farm, labels: tuple[str, ...] = ("true_reward", "human", "p_s
                 write_json(work / "metrics.json", {"acc_true": acc_t, "se_true": se_t, "acc_people": acc_p,
                                                    "se_people": se_p})
 
-            path = farm.artifact("reward_model_curve", {"sft": sft, "labels": source, "n": n, **asdict(cfg)}, build)
+            path = farm.artifact("reward_model_curve", {"sft": sft, "labels": source, "n": n, **config_key(cfg)}, build)
             rows.append({"labels": source, "label agreement with R*": sum(agree) / max(len(agree), 1),
                          "pairs": len(data), **read_json(Path(path) / "metrics.json")})
     return rows
