@@ -70,12 +70,17 @@ class Farm:
 
     def artifact(self, kind: str, inputs: dict, build) -> str:
         """Get-or-build the artifact made by ``build(workdir)`` from ``inputs``: its key is the hash of
-        ``inputs``, where config dataclasses count by their fields and artifact paths by ``key``."""
+        ``inputs``, where config dataclasses count by their fields, artifact paths by ``key``, and the
+        name of a simulated annotator (``p_sim_*`` under ``annotator`` or ``labels``) by what its judges are
+        (:func:`farmlib.annotators.learned.judges_key`)."""
+        from farmlib.annotators.learned import judges_key
+
         def keyed(v):
             if dataclasses.is_dataclass(v):
                 return keyed(dataclasses.asdict(v))
             if isinstance(v, dict):
-                return {k: keyed(x) for k, x in v.items()}
+                return {k: ({"name": x, "judges": judges_key()} if k in ("annotator", "labels") and isinstance(x, str)
+                            and x.startswith("p_sim") else keyed(x)) for k, x in v.items()}
             if isinstance(v, (list, tuple)):
                 return [keyed(x) for x in v]
             if isinstance(v, str) and Path(v).is_absolute():
@@ -274,24 +279,23 @@ class Farm:
         return self._cache["judge_reader"]
 
     def judge_lms(self) -> dict:
-        """The three judge families (``gpt4``, ``chatgpt``, ``davinci``) at the calibrated amount of data
+        """The three judge families (``gpt4``, ``chatgpt``, ``davinci``) at the calibrated logit scale
         (:func:`farmlib.annotators.learned.calibrate`): heads trained once (artifacts ``judge_head``) on the
         shared reader, loaded once per farm, so every pool shares their cached scores."""
         if "judge_lms" not in self._cache:
             from farmlib.annotators.judges import JudgeLM
-            from farmlib.annotators.learned import calibrate, families, train_judge
+            from farmlib.annotators.learned import JUDGE_FAMILIES, calibrate, train_judge
 
-            fams = families(calibrate(self)["multiplier"])
-            self._cache["judge_lms"] = {f: JudgeLM.load(train_judge(self, cfg), self.judge_reader(), name=f)
-                                        for f, cfg in fams.items()}
+            k = calibrate(self)["logit_scale"]
+            self._cache["judge_lms"] = {f: JudgeLM.load(train_judge(self, cfg), self.judge_reader(), name=f,
+                                                        logit_scale=k) for f, cfg in JUDGE_FAMILIES.items()}
         return self._cache["judge_lms"]
 
     def judge_train_info(self) -> dict[str, dict]:
-        """Each calibrated judge family's ``train_info.json`` (seconds, pairs, final loss)."""
-        from farmlib.annotators.learned import calibrate, families, train_judge
+        """Each judge family's ``train_info.json`` (seconds, pairs, final loss)."""
+        from farmlib.annotators.learned import JUDGE_FAMILIES, train_judge
 
-        fams = families(calibrate(self)["multiplier"])
-        return {f: read_json(Path(train_judge(self, cfg)) / "train_info.json") for f, cfg in fams.items()}
+        return {f: read_json(Path(train_judge(self, cfg)) / "train_info.json") for f, cfg in JUDGE_FAMILIES.items()}
 
     def preference_data(self, annotator: str = "p_sim_ann", n: int | None = None, seed: int = 0) -> list[dict]:
         """Pairwise feedback: two SFT samples (temperature 1) per instruction of the preference split,
@@ -307,7 +311,7 @@ class Farm:
                       "output_2": y["output"]} for x, y in zip(a, b, strict=True) if x["output"] != y["output"]]
             write_json(work / "preferences.json", self.annotator(annotator, seed).annotate_pairs(pairs, seed=seed))
 
-        path = self.store.get_or_build("preferences", cfg, build)
+        path = Path(self.artifact("preferences", cfg, build))
         return [r for r in read_json(path / "preferences.json") if r["preference"] in (1, 2)]
 
     def evaluate(self, outputs: list[dict], annotator: str = "p_sim_eval", seed: int = 0,

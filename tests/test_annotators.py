@@ -219,10 +219,12 @@ def test_injection_effect_is_measured(lms):
 
 
 def test_farm_builds_pools_that_share_three_learned_models(micro_farm):
-    from farmlib.annotators.learned import calibrate
+    from farmlib.annotators.learned import CALIBRATION, calibrate
 
     ev, ann, single = (micro_farm.annotator(n) for n in ("p_sim_eval", "p_sim_ann", "p_sim_single"))
     assert len(ev.judges) == 13 and len({id(j.lm) for j in ev.judges}) == 3
     assert {id(j.lm) for j in ev.judges} == {id(j.lm) for j in ann.judges} and single.lm is micro_farm.judge_lms()["gpt4"]
     cal = calibrate(micro_farm)  # one knob, chosen on calibration pairs
-    assert cal["multiplier"] in [r["multiplier"] for r in cal["rows"]] and len(cal["rows"]) == 3
+    assert cal["logit_scale"] in [r["logit_scale"] for r in cal["rows"]] and len(cal["rows"]) == len(CALIBRATION["grid"])
+    best = min(cal["rows"], key=lambda r: abs(r["agreement"] - CALIBRATION["target_value"]))
+    assert best["logit_scale"] == cal["logit_scale"]

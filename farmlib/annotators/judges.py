@@ -156,16 +156,19 @@ def feature_index(reads: str, layers: int, hidden: int) -> list[int]:
 class JudgeLM:
     """One judge family: a linear head, learned Bradley–Terry, on what its reader sees of the text."""
 
-    def __init__(self, reader: TextReader, weight: torch.Tensor, index: list[int], name: str = "judge_lm"):
+    def __init__(self, reader: TextReader, weight: torch.Tensor, index: list[int], name: str = "judge_lm",
+                 logit_scale: float = 1.0):
         self.reader, self.name = reader, name
-        self.weight, self.index = weight.float(), torch.tensor(index)
+        self.weight, self.index = logit_scale * weight.float(), torch.tensor(index)
         self._cache: dict[tuple[str, str, str], float] = {}
         self.scored = 0
 
     @classmethod
-    def load(cls, path: str | Path, reader: TextReader, name: str = "judge_lm") -> JudgeLM:
+    def load(cls, path: str | Path, reader: TextReader, name: str = "judge_lm", logit_scale: float = 1.0) -> JudgeLM:
+        """A trained head (``judge_head`` artifact; its unit is the spread of its margins on its makers'
+        pairs), its scores multiplied by ``logit_scale`` (how decisive the judge is)."""
         head = torch.load(Path(path) / "head.pt")
-        return cls(reader, head["weight"], head["index"], name)
+        return cls(reader, head["weight"], head["index"], name, logit_scale)
 
     def scores(self, records: list[dict], key: str = "output") -> list[float]:
         """``r(x, y)`` for each record (``y = record[key]``)."""
@@ -189,7 +192,7 @@ class JudgeConfig:
     output_format: str = "raw"  # raw | json (with a short rationale; occasionally unparseable)
     prefer: str = ""  # "" | long | short: the prompt tells the judge which answers to prefer
     position_bias: float = 0.0  # logit added in favour of the output shown first
-    temperature: float = 0.5  # of the judge's two-way answer; 0: greedy
+    temperature: float = 1.0  # of the judge's two-way answer, as in the paper; 0: greedy
     seed: int = 0
     cost_per_1000: float = 0.0  # the paper's price of the analogous API judge ($ / 1000)
 

@@ -40,7 +40,7 @@ from __future__ import annotations
 import math
 import random
 import time
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import torch
@@ -68,7 +68,7 @@ class FamilyConfig:
     seed: int = 0
 
 
-#: The three families at data multiplier 1; :func:`calibrate` picks one multiplier for all three.
+#: The three families (pairs at scale 1, times the profile's scale).
 JUDGE_FAMILIES: dict[str, FamilyConfig] = {
     "gpt4": FamilyConfig("gpt4", pairs=8000, reads="fluency", labellers=8, labeller_seed=101, degenerate=0.3),
     "chatgpt": FamilyConfig("chatgpt", pairs=4000, reads="fluency", labellers=4, labeller_seed=202, degenerate=0.15),
@@ -83,6 +83,18 @@ MAKERS_WRITERS = (
     Writer("rambler", accuracy=0.75, coverage=0.6, p_list=0.3, p_preamble=0.5, p_closing=0.4, p_ramble=0.15),
     Writer("lister", accuracy=0.7, coverage=0.5, p_list=0.9),
 )
+
+
+#: What the heads read and how they are stored; bump when that changes (it is part of every key below).
+HEAD_VERSION = "last+mean per layer, fluency, surface v2; unit: margin sd"
+
+
+def judges_key() -> dict:
+    """What makes the simulated judges what they are (families, head format, calibration grid): part of
+    the key of every artifact built from their labels (:meth:`farmlib.pipeline.Farm.artifact`), so a
+    change of the judges never reuses labels of the old ones."""
+    return {"families": {f: asdict(c) for f, c in JUDGE_FAMILIES.items()}, "head": HEAD_VERSION,
+            "calibration": CALIBRATION}
 
 
 def makers_pairs(world, records: list[dict], fam: FamilyConfig, n: int, seed: int = 0) -> list[dict]:
@@ -146,7 +158,7 @@ def train_judge(farm, fam: FamilyConfig) -> str:
     reader = farm.judge_reader()
     n = n_pairs(farm, fam)
     cfg = {"base": farm.base_model(), "family": asdict(fam), "n": n, "data": farm._splits_config(),
-           "max_length": reader.max_length, "features": "last+mean per layer, fluency, surface v2"}
+           "max_length": reader.max_length, "head": HEAD_VERSION}
 
     def build(work: Path) -> None:
         t0 = time.time()
@@ -157,21 +169,27 @@ def train_judge(farm, fam: FamilyConfig) -> str:
         fl = reader.features([dict(r, output=loser(r)) for r in pairs])[:, idx]
         t_read = time.time() - t0 - t_data
         weight, history = fit_head(fw, fl, fam)
+        margin_sd = ((fw - fl) @ weight).std().item()
+        weight = weight / max(margin_sd, 1e-6)  # one unit = the spread of its margins on its makers' pairs
         acc = ((fw @ weight) > (fl @ weight)).float().mean().item()
         torch.save({"weight": weight, "index": idx}, work / "head.pt")
         write_json(work / "history.json", history)
         write_json(work / "train_info.json", {"seconds": time.time() - t0, "data_seconds": t_data,
                                               "read_seconds": t_read, "pairs": len(pairs), "features": len(idx),
                                               "train_accuracy": acc, "family": asdict(fam),
+                                              "margin_sd_raw": margin_sd,
                                               "final_loss": history[-1]["loss"] if history else math.nan})
 
     return farm.artifact("judge_head", cfg, build)
 
 
-#: The one calibrated knob: how much data the judges' makers collected (a multiplier of every family's
-#: ``pairs``), chosen from ``grid`` so that ``p_sim^eval`` agrees with the people's majority as often as
-#: the paper's pool (65 %) on the *calibration pairs* (:func:`calibration_pairs`).
-CALIBRATION = {"knob": "data multiplier", "grid": (0.25, 0.5, 1.0), "target": "p_sim_eval agreement",
+#: The one calibrated knob: how decisive the judges are. Each head is stored in units of the spread of
+#: its margins on its makers' pairs; a member's logit is ``logit_scale × margin``, sampled at temperature 1
+#: as the paper's members were. A calibrated model would say ``logit_scale ≈ 1`` (the makers' labels were
+#: noisy, so its margins are small); LLM judges are sharper than their evidence. The scale is chosen from
+#: ``grid`` so that ``p_sim^eval`` agrees with the people's majority as often as the paper's pool (65 %) on
+#: the *calibration pairs* (:func:`calibration_pairs`), and reported on disjoint held-out pairs (chapter 4).
+CALIBRATION = {"knob": "logit scale", "grid": (1.0, 2.0, 4.0, 8.0), "target": "p_sim_eval agreement",
                "target_value": 0.65, "draws": 4}
 
 
@@ -185,34 +203,29 @@ def calibration_pairs(farm) -> list[dict]:
     return writer_pairs(farm, DEMONSTRATOR, "sft")[: len(farm.splits()["val"])]
 
 
-def families(multiplier: float) -> dict[str, FamilyConfig]:
-    return {f: replace(c, pairs=max(1, round(c.pairs * multiplier))) for f, c in JUDGE_FAMILIES.items()}
-
-
 def calibrate(farm) -> dict:
-    """Train the families at each multiplier of ``CALIBRATION["grid"]`` (the makers' pairs are nested,
-    and the reader caches what it read, so the grid costs little more than its largest point) and keep
-    the one whose pool comes closest to the target on the calibration pairs. Cached (``judge_calibration``)."""
+    """Try each logit scale of ``CALIBRATION["grid"]`` on the trained families (the reader caches what it
+    read, so the grid costs only the sampling) and keep the one whose pool comes closest to the target on
+    the calibration pairs. Cached (``judge_calibration``)."""
     from farmlib.annotators.judges import JudgeLM, pool_eval
     from farmlib.annotators.people import Crowd
     from farmlib.annotators.validation import annotator_draws, crowd_labels, stats
 
-    cfg = {"version": 3, "calibration": CALIBRATION, "families": {f: asdict(c) for f, c in JUDGE_FAMILIES.items()},
-           "base": farm.base_model(), "data": farm._splits_config()}
+    cfg = {"judges": judges_key(), "base": farm.base_model(), "data": farm._splits_config()}
 
     def build(work: Path) -> None:
         t0 = time.time()
         pairs = calibration_pairs(farm)
         humans = crowd_labels(Crowd(farm.world), pairs, n=CALIBRATION["draws"])
+        heads = {f: train_judge(farm, c) for f, c in JUDGE_FAMILIES.items()}
         rows = []
-        for m in CALIBRATION["grid"]:
-            lms = {f: JudgeLM.load(train_judge(farm, c), farm.judge_reader(), name=f) for f, c in families(m).items()}
+        for k in CALIBRATION["grid"]:
+            lms = {f: JudgeLM.load(h, farm.judge_reader(), name=f, logit_scale=k) for f, h in heads.items()}
             draws, _ = annotator_draws(pool_eval(lms), pairs, n=CALIBRATION["draws"])
-            rows.append({"multiplier": m, **{f"pairs_{f}": n_pairs(farm, c) for f, c in families(m).items()},
-                         **stats(draws, humans, pairs)})
+            rows.append({"logit_scale": k, **stats(draws, humans, pairs)})
         best = min(rows, key=lambda r: abs(r["agreement"] - CALIBRATION["target_value"]))
-        write_json(work / "calibration.json", {"multiplier": best["multiplier"], "rows": rows, "n_pairs": len(pairs),
-                                               "seconds": time.time() - t0})
+        write_json(work / "calibration.json", {"logit_scale": best["logit_scale"], "rows": rows,
+                                               "n_pairs": len(pairs), "seconds": time.time() - t0})
 
     from farmlib.artifacts import read_json
 
