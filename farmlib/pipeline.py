@@ -70,12 +70,17 @@ class Farm:
 
     def artifact(self, kind: str, inputs: dict, build) -> str:
         """Get-or-build the artifact made by ``build(workdir)`` from ``inputs``: its key is the hash of
-        ``inputs``, where config dataclasses count by their fields and artifact paths by ``key``."""
+        ``inputs``, where config dataclasses count by their fields, artifact paths by ``key``, and the
+        name of a simulated annotator (``p_sim_*`` under ``annotator`` or ``labels``) by what its judges are
+        (:func:`farmlib.annotators.learned.judges_key`)."""
+        from farmlib.annotators.learned import judges_key
+
         def keyed(v):
             if dataclasses.is_dataclass(v):
                 return keyed(dataclasses.asdict(v))
             if isinstance(v, dict):
-                return {k: keyed(x) for k, x in v.items()}
+                return {k: ({"name": x, "judges": judges_key()} if k in ("annotator", "labels") and isinstance(x, str)
+                            and x.startswith("p_sim") else keyed(x)) for k, x in v.items()}
             if isinstance(v, (list, tuple)):
                 return [keyed(x) for x in v]
             if isinstance(v, str) and Path(v).is_absolute():
@@ -245,21 +250,52 @@ class Farm:
 
     # -- simulated feedback -----------------------------------------------------------------
     def annotator(self, name: str = "p_sim_eval", seed: int = 0):
-        """``p_sim_eval``, ``p_sim_ann``, ``p_sim_single`` (the judges) or ``human`` (the crowd).
+        """``p_sim_eval``, ``p_sim_ann``, ``p_sim_single`` (the learned judges, :meth:`judge_lms`) or ``human``
+        (the crowd).
 
         One instance per (name, seed) is made and reused: an annotator draws its randomness from the
-        ``seed`` of each ``annotate_pairs`` call, so reuse changes no label, and making one (the judges'
-        beliefs about the world) costs seconds that every ``evaluate`` would otherwise pay again."""
+        ``seed`` of each ``annotate_pairs`` call, so reuse changes no label, and its judges' cached reads
+        are shared by every later ``evaluate``."""
         from farmlib import annotators as A
 
-        makers = {"p_sim_eval": A.pool_eval, "p_sim_ann": A.pool_ann, "p_sim_single": A.single_judge,
-                  "human": lambda world, seed: A.Crowd(world, seed=seed)}
+        makers = {"p_sim_eval": A.pool_eval, "p_sim_ann": A.pool_ann, "p_sim_single": A.single_judge}
+        if name == "human":
+            return A.Crowd(self.world, seed=seed)
         if name not in makers:
-            raise ValueError(f"unknown annotator {name!r}; choose from {sorted(makers)}")
+            raise ValueError(f"unknown annotator {name!r}; choose from {sorted([*makers, 'human'])}")
         key = ("annotator", name, seed)
         if key not in self._cache:
-            self._cache[key] = makers[name](self.world, seed=seed)
+            self._cache[key] = makers[name](self.judge_lms(), seed=seed)
         return self._cache[key]
+
+    def judge_reader(self):
+        """The LM every judge reads text with: the base LM (pretrained on world text, never on
+        instructions or preferences), loaded once per farm (:class:`farmlib.annotators.judges.TextReader`)."""
+        if "judge_reader" not in self._cache:
+            from farmlib.annotators.judges import TextReader
+
+            self._cache["judge_reader"] = TextReader.load(self.base_model(), self.tokenizer(), self.profile.device,
+                                                          self.profile.model.max_length)
+        return self._cache["judge_reader"]
+
+    def judge_lms(self) -> dict:
+        """The three judge families (``gpt4``, ``chatgpt``, ``davinci``) at the calibrated logit scale
+        (:func:`farmlib.annotators.learned.calibrate`): heads trained once (artifacts ``judge_head``) on the
+        shared reader, loaded once per farm, so every pool shares their cached scores."""
+        if "judge_lms" not in self._cache:
+            from farmlib.annotators.judges import JudgeLM
+            from farmlib.annotators.learned import JUDGE_FAMILIES, calibrate, train_judge
+
+            k = calibrate(self)["logit_scale"]
+            self._cache["judge_lms"] = {f: JudgeLM.load(train_judge(self, cfg), self.judge_reader(), name=f,
+                                                        logit_scale=k) for f, cfg in JUDGE_FAMILIES.items()}
+        return self._cache["judge_lms"]
+
+    def judge_train_info(self) -> dict[str, dict]:
+        """Each judge family's ``train_info.json`` (seconds, pairs, final loss)."""
+        from farmlib.annotators.learned import JUDGE_FAMILIES, train_judge
+
+        return {f: read_json(Path(train_judge(self, cfg)) / "train_info.json") for f, cfg in JUDGE_FAMILIES.items()}
 
     def preference_data(self, annotator: str = "p_sim_ann", n: int | None = None, seed: int = 0) -> list[dict]:
         """Pairwise feedback: two SFT samples (temperature 1) per instruction of the preference split,
@@ -275,7 +311,7 @@ class Farm:
                       "output_2": y["output"]} for x, y in zip(a, b, strict=True) if x["output"] != y["output"]]
             write_json(work / "preferences.json", self.annotator(annotator, seed).annotate_pairs(pairs, seed=seed))
 
-        path = self.store.get_or_build("preferences", cfg, build)
+        path = Path(self.artifact("preferences", cfg, build))
         return [r for r in read_json(path / "preferences.json") if r["preference"] in (1, 2)]
 
     def evaluate(self, outputs: list[dict], annotator: str = "p_sim_eval", seed: int = 0,

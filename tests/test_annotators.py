@@ -4,11 +4,12 @@ import pytest
 
 from farmlib.annotators import (
     Crowd,
-    ProxyJudge,
+    LearnedJudge,
     annotate_samples,
     default_pool,
     heldout_agreement,
     majority,
+    members,
     pool_ann,
     pool_eval,
     prefers_lists,
@@ -51,35 +52,129 @@ def test_crowd_prefers_the_better_writer_but_disagrees():
     assert 0.55 < heldout_agreement(labels) < 0.95  # people disagree, but not at random
 
 
-def test_judges_never_read_the_true_reward(monkeypatch):
-    judge = ProxyJudge(W, default_pool()[0])
-    monkeypatch.setattr(FarmWorld, "true_reward", lambda *a, **k: pytest.fail("judge read R*"))
-    monkeypatch.setattr(W, "reward_breakdown", lambda *a, **k: pytest.fail("judge used the true world"))
-    judge.annotate_pairs(_pairs(20))
+@pytest.fixture(scope="module")
+def lms(micro_farm):
+    """The three judge families of the micro farm (trained once, then loaded fresh: empty score caches)."""
+    return micro_farm.judge_lms()
 
 
-def test_pool_has_13_members_and_order_is_randomized():
+def test_judges_never_read_the_true_reward(micro_farm, monkeypatch):
+    """Every R* function raises; the learned judges (freshly loaded, nothing cached) still annotate."""
+    from farmlib.annotators import JudgeLM, TextReader
+    from farmlib.annotators import people as people_mod
+    from farmlib.annotators.learned import JUDGE_FAMILIES, train_judge
+    from farmlib.world import true_reward as tr
+
+    paths = {f: train_judge(micro_farm, cfg) for f, cfg in JUDGE_FAMILIES.items()}  # training may use the world
+    base, tok = micro_farm.base_model(), micro_farm.tokenizer()
+    pairs = _pairs(30)  # so may writing the pairs
+
+    def forbidden(*a, **k):
+        pytest.fail("a judge reached the true reward")
+
+    for name in ("reward_breakdown", "true_reward", "quality", "answer", "parse", "_true_reward"):
+        monkeypatch.setattr(FarmWorld, name, forbidden)
+    for name in ("reward_parts", "total"):
+        monkeypatch.setattr(tr, name, forbidden)
+    monkeypatch.setattr(tr.TrueReward, "breakdown", forbidden)
+    monkeypatch.setattr(tr.Grammar, "disfluency", forbidden)
+    monkeypatch.setattr(people_mod, "total", forbidden)
+    for name in ("utility", "p_prefer_2", "p_majority_2", "majority_label", "annotate_pairs"):
+        monkeypatch.setattr(Crowd, name, forbidden)
+    reader = TextReader.load(base, tok, max_length=micro_farm.profile.model.max_length)
+    fresh = {f: JudgeLM.load(p, reader, name=f) for f, p in paths.items()}
+    for ann in [pool_eval(fresh), pool_ann(fresh), single_judge(fresh), *members(fresh).values()]:
+        out = ann.annotate_pairs(pairs)
+        assert all(a["preference"] in (1, 2, None) for a in out)
+    assert all(lm.scored > 0 for lm in fresh.values()) and reader.read > 0
+
+
+def test_no_judge_can_reach_the_world(lms):
+    """Nothing reachable from a pool is a world, a true reward, a person, a crowd or a farm."""
+    import gc
+    import types
+
+    from farmlib import Farm
+    from farmlib.annotators import Person
+    from farmlib.world.true_reward import Grammar, TrueReward
+
+    forbidden = (FarmWorld, TrueReward, Grammar, Crowd, Person, Farm)
+    skip = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType, types.CodeType)
+    for root in [pool_eval(lms), pool_ann(lms), single_judge(lms)]:
+        seen, todo = set(), [root]
+        while todo:
+            obj = todo.pop()
+            if id(obj) in seen or isinstance(obj, skip):
+                continue
+            seen.add(id(obj))
+            assert not isinstance(obj, forbidden), f"a judge holds a {type(obj).__name__}"
+            todo.extend(gc.get_referents(obj))
+        assert len(seen) > 100  # the walk went through the models
+
+
+def test_judges_are_trained_on_their_makers_comparisons(micro_farm):
+    from farmlib.annotators.learned import JUDGE_FAMILIES, makers_pairs
+
+    sp = micro_farm.splits()
+    fam = JUDGE_FAMILIES["chatgpt"]
+    pairs = makers_pairs(micro_farm.world, sp["unlabeled"], fam, 40)
+    assert len(pairs) == 40 and all(p["preference"] in (1, 2) for p in pairs)
+    assert {p["annotator"].split(":")[0] for p in pairs} == {"chatgpt-makers"}  # not the crowd
+    assert len({p["annotator"] for p in pairs}) <= fam.labellers
+    held = {(r["instruction"], r["input"]) for s in ("eval", "val", "preference") for r in sp[s]}
+    assert not held & {(p["instruction"], p["input"]) for p in pairs}
+    info = micro_farm.judge_train_info()
+    assert set(info) == {"gpt4", "chatgpt", "davinci"} and all(v["seconds"] > 0 for v in info.values())
+
+
+def test_pool_has_13_members_and_order_is_randomized(lms):
     pool = default_pool()
     assert len(pool) == 13 and len({j.name for j in pool}) == 13
     assert {j.model for j in pool} == {"gpt4", "chatgpt", "davinci"}
     assert {j.batch_size for j in pool} >= {1, 5} and {j.output_format for j in pool} == {"raw", "json"}
+    assert {j.prefer for j in pool} == {"", "long", "short"}
     # a judge with a strong position bias still gives position-neutral labels after un-swapping
-    biased = ProxyJudge(W, default_pool()[12])
+    biased = LearnedJudge(lms["davinci"], default_pool()[12])
     same = [dict(p, output_2=p["output_1"]) for p in _pairs(400)]
     share_2 = sum(a["preference"] == 2 for a in biased.annotate_pairs(same)) / 400
     assert 0.4 < share_2 < 0.6
 
 
-def test_noisy_pool_asks_a_judge_for_about_half_the_pairs():
-    ann_pool = pool_ann(W, flip=0.5)
+def test_pool_scores_each_output_once_per_family(micro_farm):
+    from farmlib.annotators import JudgeLM, TextReader
+    from farmlib.annotators.learned import JUDGE_FAMILIES, train_judge
+
+    reader = TextReader.load(micro_farm.base_model(), micro_farm.tokenizer())
+    fresh = {f: JudgeLM.load(train_judge(micro_farm, c), reader, name=f) for f, c in JUDGE_FAMILIES.items()}
+    pairs = _pairs(50)
+    for s in range(3):
+        pool_eval(fresh).annotate_pairs(pairs, seed=s)
+        single_judge(fresh).annotate_pairs(pairs, seed=s)
+    outputs = {(p["instruction"], p["input"], p[k]) for p in pairs for k in ("output_1", "output_2")}
+    assert fresh["gpt4"].scored == len(outputs) and reader.read == len(outputs)  # one forward per output
+    assert all(lm.scored <= len(outputs) for lm in fresh.values())
+
+
+def test_prefer_long_and_short_instructions_move_the_judge(lms):
+    """The instruction moves the margin towards the longer (shorter) output; the model is the same."""
+    pairs = [p for p in _pairs(100) if len(p["output_1"].split()) != len(p["output_2"].split())]
+    ms = members(lms)
+    plain, long, short = (ms[n].margins(pairs) for n in ("gpt4_b1_raw", "gpt4_prefer_long", "gpt4_prefer_short"))
+    for p, a, b, c in zip(pairs, plain, long, short):
+        longer_2 = len(p["output_2"].split()) > len(p["output_1"].split())
+        assert (b > a > c) if longer_2 else (b < a < c)
+
+
+def test_noisy_pool_asks_a_judge_for_about_half_the_pairs(lms):
+    ann_pool = pool_ann(lms, flip=0.5)
     out = ann_pool.annotate_pairs(_pairs(600))
     assert 0.44 < ann_pool.judged / 600 < 0.56
     assert sum(a["annotator"].endswith(":coin") for a in out) == 600 - ann_pool.judged
 
 
-def test_single_judge_is_greedy_and_pool_varies():
+def test_single_judge_is_greedy_and_pool_varies(lms):
     pairs = _pairs(300)
-    single, pool = single_judge(W), pool_eval(W)
+    single, pool = single_judge(lms), pool_eval(lms)
     same = [a["preference"] for a in single.annotate_pairs(pairs, seed=0)]
     assert same == [a["preference"] for a in single.annotate_pairs(pairs, seed=0)]
     # across seeds only the randomized order changes: the greedy judge barely moves, the pool does
@@ -90,10 +185,10 @@ def test_single_judge_is_greedy_and_pool_varies():
     assert agree(single) > 0.9 > agree(pool)
 
 
-def test_annotate_samples_pairs_two_outputs():
+def test_annotate_samples_pairs_two_outputs(lms):
     rng = random.Random(0)
     recs = [dict(r, output=[W.write(r, EXPERT, rng) for _ in range(3)]) for r in (W.sample_task(rng) for _ in range(5))]
-    out = annotate_samples(single_judge(W), recs)
+    out = annotate_samples(single_judge(lms), recs)
     assert all({"output_1", "output_2", "preference"} <= set(o) and "output" not in o for o in out)
 
 
@@ -109,10 +204,10 @@ def test_local_lm_judge_on_a_tiny_model(micro_farm):
     assert judge.seconds_per_1000() > 0
 
 
-def test_injection_effect_is_measured():
+def test_injection_effect_is_measured(lms):
     from farmlib.annotators import injection_effect
 
-    eff = injection_effect(single_judge(W), _pairs(100))
+    eff = injection_effect(single_judge(lms), _pairs(100))
     assert set(eff) == {"win_before", "win_injected", "missing_injected"} and eff["missing_injected"] < 0.05
 
     class Obedient:  # a judge that obeys the injected text, and otherwise picks output 2
@@ -121,3 +216,15 @@ def test_injection_effect_is_measured():
 
     eff = injection_effect(Obedient(), _pairs(20))
     assert eff == {"win_before": 0.0, "win_injected": 1.0, "missing_injected": 0.0}
+
+
+def test_farm_builds_pools_that_share_three_learned_models(micro_farm):
+    from farmlib.annotators.learned import CALIBRATION, calibrate
+
+    ev, ann, single = (micro_farm.annotator(n) for n in ("p_sim_eval", "p_sim_ann", "p_sim_single"))
+    assert len(ev.judges) == 13 and len({id(j.lm) for j in ev.judges}) == 3
+    assert {id(j.lm) for j in ev.judges} == {id(j.lm) for j in ann.judges} and single.lm is micro_farm.judge_lms()["gpt4"]
+    cal = calibrate(micro_farm)  # one knob, chosen on calibration pairs
+    assert cal["logit_scale"] in [r["logit_scale"] for r in cal["rows"]] and len(cal["rows"]) == len(CALIBRATION["grid"])
+    best = min(cal["rows"], key=lambda r: abs(r["agreement"] - CALIBRATION["target_value"]))
+    assert best["logit_scale"] == cal["logit_scale"]

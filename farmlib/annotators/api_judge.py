@@ -389,9 +389,8 @@ def chat_configs(pool: list | None = None, models: dict[str, str] | None = None,
     models = {**API_MODELS, **(models or {})}
     out = []
     for j in pool or default_pool():
-        prefer = "long" if j.name.endswith("prefer_long") else "short" if j.name.endswith("prefer_short") else ""
         out.append(ChatJudgeConfig(j.name, model=models[j.model], output_format=j.output_format,
-                                   batch_size=j.batch_size, in_context=j.in_context, prefer=prefer,
+                                   batch_size=j.batch_size, in_context=j.in_context, prefer=j.prefer,
                                    temperature=j.temperature, seed=j.seed, **overrides))
     return out
 

@@ -1,99 +1,253 @@
-"""Simulated judges (``p_sim``): FarmWorld's stand-ins for LLM judges, and the paper's pools.
+"""Simulated judges (``p_sim``): learned models that only see text, and the paper's pools.
 
-A judge never sees ``R*``; it reads the text with a *belief* about the world (right for the facts it
-knows, wrong for the others), can check closed-form answers, and has the biases LLM judges show:
-verbosity, list formatting, output position, sampling noise. A pool of 13 varies like the paper's
-(model strength, prompt format, batch size, in-context examples, output format, two members told to
-prefer long / short answers). ``p_sim^eval`` (:func:`pool_eval`): a random member per comparison;
-``p_sim^ann`` (:func:`pool_ann`): the same mixed with a fair coin (25 % flips); ``p_sim^single``
-(:func:`single_judge`): one deterministic strong judge.
+A judge family (:class:`JudgeLM`) is a linear head, trained Bradley–Terry on comparisons its makers
+collected (other people than the crowd, other pairs, other amounts and capacity:
+:mod:`farmlib.annotators.learned`), on what a pretrained LM reads of the text (:class:`TextReader`:
+the world's base LM, frozen). It reads ``prompt + output`` and returns a number; a comparison is
+the difference of two numbers. At judging time a judge holds that reader and a weight vector: no
+world, no reward code, no people. The three families (``gpt4``, ``chatgpt``, ``davinci``) differ only
+in what they learned from (:data:`farmlib.annotators.learned.JUDGE_FAMILIES`).
+
+The 13 members of the paper's pool (:func:`default_pool`) share the three models and differ by
+what their prompt does to the answer, each a named mechanism (:class:`JudgeConfig`):
+
+* **output position**: a logit in favour of the output shown first (``position_bias``), doubled
+  without in-context examples (``in_context=False``);
+* **batch size**: a judge reading ``k`` comparisons at once blurs them: each comparison's margin is
+  pulled towards the batch's mean margin by ``0.05 (k - 1)`` (cross-talk);
+* **output format**: ``json`` replies are unparseable 1 % of the time (label ``None``);
+* **temperature**: the label is sampled from ``sigmoid(margin / temperature)``; 0 is greedy;
+* **prompt instructions** ``prefer="long"`` / ``"short"``: the instruction adds
+  ``±0.5 clip(Δwords / 20, -1, 1)`` to the margin — a prompt, not a change of the model.
+
+``p_sim^eval`` (:func:`pool_eval`): a random member per comparison; ``p_sim^ann``
+(:func:`pool_ann`): the same mixed with a fair coin (weight 0.5: 25 % flips); ``p_sim^single``
+(:func:`single_judge`): the GPT-4 family at temperature 0. Build them with ``Farm.annotator``, which
+trains (once, cached) and loads the three models.
 """
 
 from __future__ import annotations
 
 import hashlib
+import math
 import random
+import re
 import time
 from dataclasses import dataclass, replace
+from pathlib import Path
+
+import torch
 
 from farmlib.annotators.base import _sigmoid
-from farmlib.world import ATTRIBUTES, FAMILIES, TOOLS, FarmWorld
+
+_MARKER = re.compile(r"^\s*(?:\d+[.)]|[-*\u2022])\s+", re.M)  # a line that starts a list item
+
+
+def surface(text: str) -> list[float]:
+    """What any reader notices at a glance: log length in words, log lines, whether it is a list, and
+    how varied its words are (distinct words and distinct word pairs, as shares)."""
+    n_words, n_lines = len(text.split()), text.count("\n") + 1
+    w = text.lower().split()
+    pairs = list(zip(w, w[1:]))
+    return [math.log1p(n_words), math.log(n_lines), float(len(_MARKER.findall(text)) >= 2),
+            len(set(w)) / max(len(w), 1), len(set(pairs)) / max(len(pairs), 1)]
+
+
+N_SURFACE = 5  # len(surface(...))
+N_FLUENCY = 4  # the reader's log-probability statistics of the response
+
+
+class TextReader:
+    """The pretrained LM the judges read with. Per output (one forward pass, cached, shared by the
+    families): the last-token and mean response states of every layer; how fluent the LM finds the
+    response (mean and spread of its tokens' log-probabilities, the share of tokens it finds very
+    unlikely, their sum); and :func:`surface` features."""
+
+    def __init__(self, model, tokenizer, max_length: int = 256, batch_size: int = 64):
+        self.model, self.tok = model.eval(), tokenizer
+        self.max_length, self.batch_size = max_length, batch_size
+        self._cache: dict[tuple[str, str, str], torch.Tensor] = {}
+        self.seconds = 0.0  # time spent reading
+        self.read = 0  # outputs actually run through the model
+
+    @classmethod
+    def load(cls, path: str | Path, tokenizer, device: str = "cpu", max_length: int = 256) -> TextReader:
+        from transformers import AutoModelForCausalLM
+
+        return cls(AutoModelForCausalLM.from_pretrained(str(path)).to(device), tokenizer, max_length)
+
+    @property
+    def layers(self) -> int:
+        return self.model.config.num_hidden_layers
+
+    @property
+    def hidden(self) -> int:
+        return self.model.config.hidden_size
+
+    @property
+    def width(self) -> int:
+        return self.layers * 2 * self.hidden + N_FLUENCY + N_SURFACE
+
+    @torch.no_grad()
+    def _forward(self, keys: list[tuple[str, str, str]]) -> torch.Tensor:
+        from farmlib.methods.common import last_index, positions
+        from farmlib.world import format_prompt
+
+        prompts = [format_prompt(i, x) for i, x, _ in keys]
+        texts = [p + o + self.tok.eos_token for p, (_, _, o) in zip(prompts, keys)]
+        n_prompt = [len(self.tok(p, add_special_tokens=False)["input_ids"]) for p in prompts]
+        side, self.tok.truncation_side = self.tok.truncation_side, "left"
+        enc = self.tok(texts, return_tensors="pt", padding=True, truncation=True, max_length=self.max_length,
+                       add_special_tokens=False)
+        self.tok.truncation_side = side
+        device = next(self.model.parameters()).device
+        ids, mask = enc["input_ids"].to(device), enc["attention_mask"].to(device)
+        out = self.model(input_ids=ids, attention_mask=mask, position_ids=positions(mask), output_hidden_states=True)
+        hs = out.hidden_states[1:]  # one per layer
+        total = mask.sum(1)
+        n_resp = (total - torch.tensor(n_prompt, device=device)).clamp(min=1)
+        resp = (mask.cumsum(1) > (total - n_resp)[:, None]) & mask.bool()  # the last n_resp real tokens
+        w = resp.float() / resp.sum(1, keepdim=True)
+        end = last_index(mask)
+        rows = torch.arange(mask.size(0), device=device)
+        feats = [torch.cat([h[rows, end], torch.einsum("bl,blh->bh", w, h)], -1).float() for h in hs]
+        # fluency: log-probabilities the LM gives the response's tokens (each predicted from the one before)
+        lp = torch.log_softmax(out.logits[:, :-1].float(), -1).gather(-1, ids[:, 1:, None])[..., 0]
+        r = resp[:, 1:].float()
+        n = r.sum(1).clamp(min=1)
+        mean = (lp * r).sum(1) / n
+        spread = ((((lp - mean[:, None]) ** 2) * r).sum(1) / n).sqrt()
+        unlikely = ((lp < -6).float() * r).sum(1) / n
+        fluency = torch.stack([mean, spread, unlikely, (lp * r).sum(1) / 100], -1)
+        extra = torch.tensor([surface(o) for _, _, o in keys], device=device)
+        return torch.cat([*feats, fluency, extra], -1).cpu()
+
+    def features(self, records: list[dict], key: str = "output") -> torch.Tensor:
+        """``[n, width]``: per layer (last token, mean of the response), then fluency, then surface."""
+        keys = [(r["instruction"], r.get("input", ""), r[key]) for r in records]
+        todo = list(dict.fromkeys(k for k in keys if k not in self._cache))
+        if todo:
+            t0 = time.perf_counter()
+            for i in range(0, len(todo), self.batch_size):
+                chunk = todo[i:i + self.batch_size]
+                self._cache.update(zip(chunk, self._forward(chunk)))
+            self.seconds += time.perf_counter() - t0
+            self.read += len(todo)
+        if not keys:
+            return torch.zeros(0, self.width)
+        return torch.stack([self._cache[k] for k in keys])
+
+
+def feature_index(reads: str, layers: int, hidden: int) -> list[int]:
+    """Which features a family's head reads (its capacity): ``all`` (every layer's states, fluency and
+    surface), ``fluency`` (fluency and surface) or ``surface`` (surface only)."""
+    start = layers * 2 * hidden
+    fluency = list(range(start, start + N_FLUENCY))
+    surf = list(range(start + N_FLUENCY, start + N_FLUENCY + N_SURFACE))
+    if reads == "all":
+        return list(range(start)) + fluency + surf
+    if reads == "fluency":
+        return fluency + surf
+    if reads == "surface":
+        return surf
+    raise ValueError(f"unknown reads {reads!r}: all | fluency | surface")
+
+
+class JudgeLM:
+    """One judge family: a linear head, learned Bradley–Terry, on what its reader sees of the text."""
+
+    def __init__(self, reader: TextReader, weight: torch.Tensor, index: list[int], name: str = "judge_lm",
+                 logit_scale: float = 1.0):
+        self.reader, self.name = reader, name
+        self.weight, self.index = logit_scale * weight.float(), torch.tensor(index)
+        self._cache: dict[tuple[str, str, str], float] = {}
+        self.scored = 0
+
+    @classmethod
+    def load(cls, path: str | Path, reader: TextReader, name: str = "judge_lm", logit_scale: float = 1.0) -> JudgeLM:
+        """A trained head (``judge_head`` artifact; its unit is the spread of its margins on its makers'
+        pairs), its scores multiplied by ``logit_scale`` (how decisive the judge is)."""
+        head = torch.load(Path(path) / "head.pt")
+        return cls(reader, head["weight"], head["index"], name, logit_scale)
+
+    def scores(self, records: list[dict], key: str = "output") -> list[float]:
+        """``r(x, y)`` for each record (``y = record[key]``)."""
+        keys = [(r["instruction"], r.get("input", ""), r[key]) for r in records]
+        todo = list(dict.fromkeys(k for k in keys if k not in self._cache))
+        if todo:
+            f = self.reader.features([{"instruction": i, "input": x, "output": o} for i, x, o in todo])
+            self._cache.update(zip(todo, (f[:, self.index] @ self.weight).tolist()))
+            self.scored += len(todo)
+        return [self._cache[k] for k in keys]
 
 
 @dataclass(frozen=True)
 class JudgeConfig:
-    """One simulated LLM judge, described the way the paper's pool members differ."""
+    """One pool member: a family's model, and what its prompt does to the answer."""
 
     name: str
-    model: str = "gpt4"  # gpt4 | chatgpt | davinci: how much of the world the judge knows
-    knowledge: float = 0.9  # share of the world's facts the judge believes correctly
-    skill: float = 0.95  # chance a closed-form answer is checked correctly
-    batch_size: int = 1  # comparisons per prompt; more per call adds noise
+    model: str = "gpt4"  # gpt4 | chatgpt | davinci: which learned scorer it reads with
+    batch_size: int = 1  # comparisons per prompt; more per call blurs them (cross-talk)
     in_context: bool = True  # in-context examples calm the position bias
     output_format: str = "raw"  # raw | json (with a short rationale; occasionally unparseable)
-    length_bias: float = 1.2  # weight on length (LLM judges like long answers too)
-    list_bias: float = 0.15
-    defect_weight: float = 1.0  # how much repetition, word salad, off-topic text, echoes and run-ons cost
-    position_bias: float = 0.0  # logit added in favour of output_1
-    temperature: float = 1.0  # 0: deterministic
-    noise: float = 0.12  # scale of the judgement logit at temperature 1
+    prefer: str = ""  # "" | long | short: the prompt tells the judge which answers to prefer
+    position_bias: float = 0.0  # logit added in favour of the output shown first
+    temperature: float = 1.0  # of the judge's two-way answer, as in the paper; 0: greedy
     seed: int = 0
     cost_per_1000: float = 0.0  # the paper's price of the analogous API judge ($ / 1000)
 
 
-class ProxyJudge:
-    """A FarmWorld judge: sees only text and its own belief about the world, never R*."""
+CROSS_TALK = 0.05  # per extra comparison in the prompt
+PREFER_WEIGHT = 0.5  # the margin a "prefer long/short" instruction adds at 20 words of difference
+UNPARSEABLE = 0.01  # share of json replies that cannot be parsed
 
-    def __init__(self, world: FarmWorld, config: JudgeConfig):
-        self.world, self.config, self.name = world, config, config.name
-        rng = random.Random(f"judge-belief-{config.seed}-{config.name}")
-        self.belief = FarmWorld(world.seed)  # same arithmetic and language, its own facts
-        for facts in self.belief.facts.values():
-            for k in facts:
-                if rng.random() > config.knowledge:
-                    facts[k] = rng.choice(ATTRIBUTES[k])
-        for p, tools in self.belief.tools.items():
-            self.belief.tools[p] = sorted(t if rng.random() < config.knowledge else rng.choice(TOOLS) for t in tools)
+
+class LearnedJudge:
+    """A pool member: a family's :class:`JudgeLM` read through the member's prompt mechanisms."""
+
+    def __init__(self, lm: JudgeLM, config: JudgeConfig):
+        self.lm, self.config, self.name = lm, config, config.name
         self.seconds = 0.0
         self.calls = 0
 
-    def score(self, rec: dict, output: str, rng: random.Random) -> float:
-        """What the judge thinks of one output: believed quality plus its style biases."""
+    def margins(self, shown: list[dict]) -> list[float]:
+        """The logit for "output 2 is better" of each comparison as shown, before sampling."""
         c = self.config
-        task = self.belief.parse(rec["instruction"], rec.get("input", ""))
-        parts = self.belief.reward_breakdown(rec["instruction"], rec.get("input", ""), output)
-        q = parts["quality"]
-        if task and task.family in _CLOSED and rng.random() > c.skill:
-            q = rng.random()  # a slip in checking the answer
-        defects = sum(parts[k] for k in ("repetition", "disfluency", "off_topic", "echo", "broken"))
-        return q + c.length_bias * min(parts["length"], 60) / 60 + c.list_bias * parts["list"] - c.defect_weight * defects
-
-    def judge(self, rec: dict, rng: random.Random) -> int | None:
-        """Preference between output_1 and output_2 as presented (position bias included)."""
-        c = self.config
-        if c.temperature == 0:  # greedy: the same prompt always gets the same answer
-            key = "\x00".join([c.name, rec["instruction"], rec.get("input", ""), rec["output_1"], rec["output_2"]])
-            rng = random.Random(hashlib.sha256(key.encode()).hexdigest())
-        s1, s2 = self.score(rec, rec["output_1"], rng), self.score(rec, rec["output_2"], rng)
-        noise = c.noise * (1 + 0.1 * (c.batch_size - 1)) * (1.0 if c.in_context else 1.2)
+        s1, s2 = self.lm.scores(shown, "output_1"), self.lm.scores(shown, "output_2")
+        d = [b - a for a, b in zip(s1, s2)]
+        if c.prefer:
+            sign = 1.0 if c.prefer == "long" else -1.0
+            d = [x + sign * PREFER_WEIGHT * max(-1.0, min(1.0, (len(r["output_2"].split()) - len(r["output_1"].split()))
+                                                           / 20)) for x, r in zip(d, shown)]
+        if c.batch_size > 1:  # the comparisons of one prompt blur into each other
+            lam = min(CROSS_TALK * (c.batch_size - 1), 1.0)
+            out = []
+            for i in range(0, len(d), c.batch_size):
+                chunk = d[i:i + c.batch_size]
+                m = sum(chunk) / len(chunk)
+                out += [(1 - lam) * x + lam * m for x in chunk]
+            d = out
         pos = c.position_bias * (1.0 if c.in_context else 2.0)
-        logit = (s2 - s1) / noise - pos
-        if c.output_format == "json" and rng.random() < 0.01:
-            return None  # a reply that could not be parsed
-        if c.temperature == 0:
-            return 2 if logit > 0 else 1
-        return 2 if rng.random() < _sigmoid(logit / c.temperature) else 1
+        return [x - pos for x in d]
 
     def annotate_pairs(self, records: list[dict], seed: int = 0) -> list[dict]:
         """Annotate each pair, shown in a random order that is undone afterwards."""
-        rng = random.Random(f"{self.name}-{self.config.seed}-{seed}")
+        c = self.config
+        rng = random.Random(f"{self.name}-{c.seed}-{seed}")
         t0 = time.perf_counter()
+        swaps = [rng.random() < 0.5 for _ in records]
+        shown = [dict(r, output_1=r["output_2"], output_2=r["output_1"]) if s else r for r, s in zip(records, swaps)]
         out = []
-        for r in records:
-            swap = rng.random() < 0.5
-            shown = dict(r, output_1=r["output_2"], output_2=r["output_1"]) if swap else r
-            pref = self.judge(shown, rng)
-            if pref is not None and swap:
+        for r, s, sh, logit in zip(records, swaps, shown, self.margins(shown)):
+            if c.temperature == 0:  # greedy: the same prompt always gets the same answer
+                key = "\x00".join([c.name, sh["instruction"], sh.get("input", ""), sh["output_1"], sh["output_2"]])
+                u = random.Random(hashlib.sha256(key.encode()).hexdigest()).random()
+                pref = None if c.output_format == "json" and u < UNPARSEABLE else (2 if logit > 0 else 1)
+            elif c.output_format == "json" and rng.random() < UNPARSEABLE:
+                pref = None  # a reply that could not be parsed
+            else:
+                pref = 2 if rng.random() < _sigmoid(logit / c.temperature) else 1
+            if pref is not None and s:
                 pref = 3 - pref
             out.append(dict(r, preference=pref, annotator=self.name))
         self.seconds += time.perf_counter() - t0
@@ -101,22 +255,17 @@ class ProxyJudge:
         return out
 
 
-_CLOSED = {n for n, f in FAMILIES.items() if f.closed_form}  # families with one checkable answer
-
-
 def default_pool(seed: int = 0) -> list[JudgeConfig]:
     """13 judges as in the paper: 5 GPT-4-like, 4 ChatGPT-like, 4 Davinci003-like, varied prompts."""
-    g = dict(model="gpt4", knowledge=0.9, skill=0.97, noise=0.06, defect_weight=1.5, cost_per_1000=15.0)
-    c = dict(model="chatgpt", knowledge=0.7, skill=0.85, noise=0.08, position_bias=0.3, defect_weight=0.8,
-             cost_per_1000=1.0)
-    d = dict(model="davinci", knowledge=0.55, skill=0.7, noise=0.10, position_bias=0.5, defect_weight=0.4,
-             cost_per_1000=8.0)
+    g = dict(model="gpt4", cost_per_1000=15.0)
+    c = dict(model="chatgpt", position_bias=0.15, cost_per_1000=1.0)
+    d = dict(model="davinci", position_bias=0.25, cost_per_1000=8.0)
     pool = [
         JudgeConfig("gpt4_b1_raw", batch_size=1, **g),
         JudgeConfig("gpt4_b5_json", batch_size=5, output_format="json", **g),
         JudgeConfig("gpt4_b3_noicl", batch_size=3, in_context=False, **g),
-        JudgeConfig("gpt4_prefer_long", batch_size=1, **{**g, "length_bias": 2.5}),
-        JudgeConfig("gpt4_prefer_short", batch_size=1, **{**g, "length_bias": -0.3}),
+        JudgeConfig("gpt4_prefer_long", batch_size=1, prefer="long", **g),
+        JudgeConfig("gpt4_prefer_short", batch_size=1, prefer="short", **g),
         JudgeConfig("chatgpt_b1_raw", batch_size=1, **c),
         JudgeConfig("chatgpt_b5_json", batch_size=5, output_format="json", **c),
         JudgeConfig("chatgpt_b2_noicl", batch_size=2, in_context=False, **c),
@@ -129,11 +278,16 @@ def default_pool(seed: int = 0) -> list[JudgeConfig]:
     return [replace(j, seed=seed) for j in pool]
 
 
+def members(lms: dict[str, JudgeLM], seed: int = 0) -> dict[str, LearnedJudge]:
+    """The 13 pool members by name, reading with the families' models ``lms``."""
+    return {c.name: LearnedJudge(lms[c.model], c) for c in default_pool(seed)}
+
+
 @dataclass
 class Pool:
     """``p_sim^eval``: each comparison goes to a random member; ``flip`` mixes in a fair coin."""
 
-    judges: list[ProxyJudge]
+    judges: list[LearnedJudge]
     flip: float = 0.0  # weight of the fair coin: 0.5 = 25 % flipped labels (p_sim^ann)
     name: str = "pool"
     seed: int = 0
@@ -156,18 +310,17 @@ class Pool:
         return out  # type: ignore[return-value]
 
 
-def pool_eval(world: FarmWorld, seed: int = 0) -> Pool:
+def pool_eval(lms: dict[str, JudgeLM], seed: int = 0) -> Pool:
     """``p_sim^eval``: the 13-judge pool, no added noise (the evaluation annotator)."""
-    return Pool([ProxyJudge(world, c) for c in default_pool(seed)], name="p_sim_eval", seed=seed)
+    return Pool(list(members(lms, seed).values()), name="p_sim_eval", seed=seed)
 
 
-def pool_ann(world: FarmWorld, flip: float = 0.5, seed: int = 0) -> Pool:
+def pool_ann(lms: dict[str, JudgeLM], flip: float = 0.5, seed: int = 0) -> Pool:
     """``p_sim^ann``: the pool mixed with a fair coin at weight ``flip`` (0.5 = 25 % label flips)."""
-    return Pool([ProxyJudge(world, c) for c in default_pool(seed)], flip=flip, name="p_sim_ann", seed=seed)
+    return Pool(list(members(lms, seed).values()), flip=flip, name="p_sim_ann", seed=seed)
 
 
-def single_judge(world: FarmWorld, seed: int = 0) -> ProxyJudge:
-    """``p_sim^single``: one strong judge at temperature 0 (the GPT-4 analog; low variance)."""
+def single_judge(lms: dict[str, JudgeLM], seed: int = 0) -> LearnedJudge:
+    """``p_sim^single``: the GPT-4 family at temperature 0 (batches of 5, json; low variance)."""
     cfg = replace(default_pool(seed)[1], name="p_sim_single", temperature=0.0)
-    return ProxyJudge(world, cfg)
-
+    return LearnedJudge(lms[cfg.model], cfg)

@@ -1,0 +1,232 @@
+"""How FarmWorld's judges are made: what each judge family learned from (training time only).
+
+A judge (``p_sim``) is a *learned model that only sees text*. Every family reads with the world's
+pretrained base LM (:meth:`farmlib.pipeline.Farm.base_model`: trained on world text, never on
+instructions or preferences; :class:`~farmlib.annotators.judges.TextReader`) and has its own linear
+head, fitted Bradley–Terry (:func:`farmlib.methods.reward_model.bt_loss`) on comparisons its
+*makers* collected. Those comparisons are not the crowd's labels:
+
+* **other people**: each family's makers hired a small panel of labellers (a
+  :class:`~farmlib.annotators.people.Crowd` with its own seed and 3–8 people); a small panel's mean
+  taste is not the crowd's, and each pair gets one noisy label;
+* **other pairs**: answers of the world's writers (the makers' mix of careful, hurried, rambling and
+  list-loving writers) to instructions of the ``unlabeled`` split — never the evaluation, validation
+  or preference instructions; a share of each family's pairs sets a correct answer against a
+  corruption of it (:mod:`farmlib.world.degenerate`): the "web text" a judge has seen fail;
+* **other amounts and capacity** (:data:`JUDGE_FAMILIES`): ``gpt4`` saw the most pairs, labelled by
+  the largest panel, with the most degenerate examples, and its head reads every layer of the LM
+  (last token and mean of the response); ``chatgpt`` saw half as many, from a panel of four, and
+  reads the last layer; ``davinci`` saw a quarter, from a panel of three, and reads only the last
+  layer's last token. All heads also see three surface features (log words, log lines, list or not).
+
+Why not a judge LM that reads the judging prompt (:class:`~farmlib.annotators.lm_judge.LMJudge`),
+or a fine-tuned scorer? Both were measured too slow for the book's CPU budget at ``tiny``: a
+judging prompt with the system text and two outputs is 300–600 tokens, and fine-tuning our LM costs
+about 2–3 s per step of 32 sequences on the book's 2-core machine; a fully fine-tuned scorer with the
+reward model's loop (:func:`farmlib.methods.reward_model.fit`) barely moved from chance in the
+few dozen steps the budget allows (loss 0.693 → 0.68 at ``micro``), while a head on frozen features
+learns from the same pairs in a second. So a family's body is frozen and shared; reading is one
+forward pass per output (cached, shared by the 13 members), and a comparison is the difference of
+two scores. The prompt's differences between members (position, batch, format, instructions to
+prefer long or short answers) are named mechanisms on the answer
+(:class:`farmlib.annotators.judges.JudgeConfig`).
+
+The world is used *here*, to write and label the makers' pairs. At judging time a judge holds a
+reader (an LM and a tokenizer) and a weight vector, nothing else (tests check it).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import torch
+
+from farmlib.artifacts import write_json
+from farmlib.world import DEMONSTRATOR, EXPERT, Writer
+from farmlib.world.degenerate import CORRUPTIONS
+from farmlib.world.vocabulary import words
+
+
+@dataclass(frozen=True)
+class FamilyConfig:
+    """What one judge family learned from (never R*'s weights)."""
+
+    name: str
+    pairs: int  # comparisons its makers collected, at scale 1 (times the profile's scale)
+    reads: str = "fluency"  # what its head reads (capacity): all (LM states too) | fluency | surface
+    labellers: int = 8  # people on the makers' panel (each pair: one of them, one noisy label)
+    labeller_seed: int = 1
+    degenerate: float = 0.2  # share of pairs that set a correct answer against a corruption of it
+    same_writer: float = 0.5  # share of the other pairs that are two answers of one writer
+    l2: float = 1e-3  # weight decay of the head
+    steps: int = 300  # full-batch optimizer steps
+    lr: float = 0.03
+    seed: int = 0
+
+
+#: The three families (pairs at scale 1, times the profile's scale).
+JUDGE_FAMILIES: dict[str, FamilyConfig] = {
+    "gpt4": FamilyConfig("gpt4", pairs=8000, reads="fluency", labellers=8, labeller_seed=101, degenerate=0.3),
+    "chatgpt": FamilyConfig("chatgpt", pairs=4000, reads="fluency", labellers=4, labeller_seed=202, degenerate=0.15),
+    "davinci": FamilyConfig("davinci", pairs=2000, reads="surface", labellers=3, labeller_seed=303,
+                            degenerate=0.05),
+}
+
+#: The writers whose answers the makers collected (the world's writers, of mixed care and style).
+MAKERS_WRITERS = (
+    DEMONSTRATOR, EXPERT,
+    Writer("hurried", accuracy=0.6, coverage=0.25, p_list=0.1, p_preamble=0.2, p_closing=0.0),
+    Writer("rambler", accuracy=0.75, coverage=0.6, p_list=0.3, p_preamble=0.5, p_closing=0.4, p_ramble=0.15),
+    Writer("lister", accuracy=0.7, coverage=0.5, p_list=0.9),
+)
+
+
+#: What the heads read and how they are stored; bump when that changes (it is part of every key below).
+HEAD_VERSION = "last+mean per layer, fluency, surface v2; unit: margin sd"
+
+
+def judges_key() -> dict:
+    """What makes the simulated judges what they are (families, head format, calibration grid): part of
+    the key of every artifact built from their labels (:meth:`farmlib.pipeline.Farm.artifact`), so a
+    change of the judges never reuses labels of the old ones."""
+    return {"families": {f: asdict(c) for f, c in JUDGE_FAMILIES.items()}, "head": HEAD_VERSION,
+            "calibration": CALIBRATION}
+
+
+def makers_pairs(world, records: list[dict], fam: FamilyConfig, n: int, seed: int = 0) -> list[dict]:
+    """``n`` comparisons on ``records``' instructions (cycled), labelled by the family's panel."""
+    from farmlib.annotators.people import Crowd
+
+    rng = random.Random(f"makers-{fam.name}-{seed}")
+    kinds = list(CORRUPTIONS)
+    pairs: list[dict] = []
+    i = 0
+    while len(pairs) < n and i < 20 * n + 100:
+        rec = records[i % len(records)]
+        i += 1
+        wa = rng.choice(MAKERS_WRITERS)
+        a = world.write(rec, wa, rng)
+        if rng.random() < fam.degenerate:
+            b = CORRUPTIONS[rng.choice(kinds)](a, rec, world, rng)
+        else:  # half the time two answers of the same writer, else of two writers
+            b = world.write(rec, wa if rng.random() < fam.same_writer else rng.choice(MAKERS_WRITERS), rng)
+        if words(a) == words(b):
+            continue
+        if rng.random() < 0.5:
+            a, b = b, a
+        pairs.append({"instruction": rec["instruction"], "input": rec.get("input", ""), "output_1": a, "output_2": b})
+    panel = Crowd(world, n_people=fam.labellers, seed=fam.labeller_seed, name=f"{fam.name}-makers")
+    return panel.annotate_pairs(pairs, seed=seed)
+
+
+def fit_head(fw: torch.Tensor, fl: torch.Tensor, fam: FamilyConfig) -> tuple[torch.Tensor, list[dict]]:
+    """A linear Bradley–Terry head on features of the chosen (``fw``) and rejected (``fl``) outputs,
+    fitted full-batch on standardised features; returned in raw feature units."""
+    from farmlib.methods.reward_model import bt_loss
+
+    both = torch.cat([fw, fl])
+    mu, sd = both.mean(0), both.std(0) + 1e-4
+    zw, zl = (fw - mu) / sd, (fl - mu) / sd
+    g = torch.Generator().manual_seed(fam.seed)
+    w = (0.01 * torch.randn(fw.size(1), generator=g)).requires_grad_(True)
+    opt = torch.optim.Adam([w], lr=fam.lr, weight_decay=fam.l2)
+    history = []
+    for step in range(fam.steps):
+        loss = bt_loss(zw @ w, zl @ w)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        history.append({"step": step, "loss": loss.item()})
+    return (w.detach() / sd), history
+
+
+def n_pairs(farm, fam: FamilyConfig) -> int:
+    """The family's pairs at the farm's profile (``pairs`` is at scale 1)."""
+    return max(16, round(fam.pairs * farm.profile.scale))
+
+
+def train_judge(farm, fam: FamilyConfig) -> str:
+    """The family's head: an artifact with ``head.pt`` (weights in raw feature units and the feature
+    indices it reads) and ``train_info.json``. The body is the farm's base LM (:meth:`Farm.judge_reader`)."""
+    from farmlib.annotators.judges import feature_index
+    from farmlib.methods.common import loser, winner
+
+    reader = farm.judge_reader()
+    n = n_pairs(farm, fam)
+    cfg = {"base": farm.base_model(), "family": asdict(fam), "n": n, "data": farm._splits_config(),
+           "max_length": reader.max_length, "head": HEAD_VERSION}
+
+    def build(work: Path) -> None:
+        t0 = time.time()
+        pairs = makers_pairs(farm.world, farm.splits()["unlabeled"], fam, n, seed=fam.seed)
+        t_data = time.time() - t0
+        idx = feature_index(fam.reads, reader.layers, reader.hidden)
+        fw = reader.features([dict(r, output=winner(r)) for r in pairs])[:, idx]
+        fl = reader.features([dict(r, output=loser(r)) for r in pairs])[:, idx]
+        t_read = time.time() - t0 - t_data
+        weight, history = fit_head(fw, fl, fam)
+        margin_sd = ((fw - fl) @ weight).std().item()
+        weight = weight / max(margin_sd, 1e-6)  # one unit = the spread of its margins on its makers' pairs
+        acc = ((fw @ weight) > (fl @ weight)).float().mean().item()
+        torch.save({"weight": weight, "index": idx}, work / "head.pt")
+        write_json(work / "history.json", history)
+        write_json(work / "train_info.json", {"seconds": time.time() - t0, "data_seconds": t_data,
+                                              "read_seconds": t_read, "pairs": len(pairs), "features": len(idx),
+                                              "train_accuracy": acc, "family": asdict(fam),
+                                              "margin_sd_raw": margin_sd,
+                                              "final_loss": history[-1]["loss"] if history else math.nan})
+
+    return farm.artifact("judge_head", cfg, build)
+
+
+#: The one calibrated knob: how decisive the judges are. Each head is stored in units of the spread of
+#: its margins on its makers' pairs; a member's logit is ``logit_scale × margin``, sampled at temperature 1
+#: as the paper's members were. A calibrated model would say ``logit_scale ≈ 1`` (the makers' labels were
+#: noisy, so its margins are small); LLM judges are sharper than their evidence. The scale is chosen from
+#: ``grid`` so that ``p_sim^eval`` agrees with the people's majority as often as the paper's pool (65 %) on
+#: the *calibration pairs* (:func:`calibration_pairs`), and reported on disjoint held-out pairs (chapter 4).
+CALIBRATION = {"knob": "logit scale", "grid": (1.0, 2.0, 4.0, 8.0), "target": "p_sim_eval agreement",
+               "target_value": 0.65, "draws": 4}
+
+
+def calibration_pairs(farm) -> list[dict]:
+    """Pairs of the demonstrator's answers to instructions of the ``sft`` split (as many as the val split
+    has): disjoint from the judges' training instructions (``unlabeled``) and from chapter 4's held-out
+    SFT pairs (``val``)."""
+    from farmlib.annotators.validation import writer_pairs
+    from farmlib.world import DEMONSTRATOR
+
+    return writer_pairs(farm, DEMONSTRATOR, "sft")[: len(farm.splits()["val"])]
+
+
+def calibrate(farm) -> dict:
+    """Try each logit scale of ``CALIBRATION["grid"]`` on the trained families (the reader caches what it
+    read, so the grid costs only the sampling) and keep the one whose pool comes closest to the target on
+    the calibration pairs. Cached (``judge_calibration``)."""
+    from farmlib.annotators.judges import JudgeLM, pool_eval
+    from farmlib.annotators.people import Crowd
+    from farmlib.annotators.validation import annotator_draws, crowd_labels, stats
+
+    cfg = {"judges": judges_key(), "base": farm.base_model(), "data": farm._splits_config()}
+
+    def build(work: Path) -> None:
+        t0 = time.time()
+        pairs = calibration_pairs(farm)
+        humans = crowd_labels(Crowd(farm.world), pairs, n=CALIBRATION["draws"])
+        heads = {f: train_judge(farm, c) for f, c in JUDGE_FAMILIES.items()}
+        rows = []
+        for k in CALIBRATION["grid"]:
+            lms = {f: JudgeLM.load(h, farm.judge_reader(), name=f, logit_scale=k) for f, h in heads.items()}
+            draws, _ = annotator_draws(pool_eval(lms), pairs, n=CALIBRATION["draws"])
+            rows.append({"logit_scale": k, **stats(draws, humans, pairs)})
+        best = min(rows, key=lambda r: abs(r["agreement"] - CALIBRATION["target_value"]))
+        write_json(work / "calibration.json", {"logit_scale": best["logit_scale"], "rows": rows,
+                                               "n_pairs": len(pairs), "seconds": time.time() - t0})
+
+    from farmlib.artifacts import read_json
+
+    return read_json(Path(farm.artifact("judge_calibration", cfg, build)) / "calibration.json")
