@@ -54,6 +54,8 @@ METRICS = {
                                        "mean_true_reward": dict, "n_prompts": int, "config": dict}),
     "18_end_to_end": ("end_to_end", {"rows": list, "correlations": dict, "transfer": list, "n_boot": int,
                                      "n_instructions": int}),
+    "19_instruction_mix": ("instruction_mix", {"mixes": dict, "tables": dict, "correlation": dict,
+                                               "single_family_spearman": dict, "methods": list}),
 }
 
 
