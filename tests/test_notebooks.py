@@ -52,6 +52,10 @@ METRICS = {
                                                  "config": dict}),
     "17_label_noise": ("label_noise", {"variants": list, "n": list, "win_rate": dict, "standard_error": dict,
                                        "mean_true_reward": dict, "n_prompts": int, "config": dict}),
+    "18_end_to_end": ("end_to_end", {"rows": list, "correlations": dict, "transfer": list, "n_boot": int,
+                                     "n_instructions": int}),
+    "19_instruction_mix": ("instruction_mix", {"mixes": dict, "tables": dict, "correlation": dict,
+                                               "single_family_spearman": dict, "methods": list}),
 }
 
 

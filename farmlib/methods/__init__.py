@@ -49,31 +49,43 @@ def sft52k(farm) -> str:
                           train=TrainConfig(**{**p.sft.__dict__, "epochs": epochs}))
 
 
-def policy(farm, name: str, cfg=None, seed: int | None = None) -> tuple[str, str]:
-    """(model path, prompt prefix) of a trained method or baseline; ``cfg`` defaults to the farm's.
+def overrides(name: str, seed: int | None = None, feedback: str | None = None) -> tuple[dict | None, dict | None]:
+    """(method overrides, reward-model overrides) for a retrained copy: ``seed`` goes to both, and
+    ``feedback`` (an annotator: ``human``, ``p_sim_single``...) to whichever learns from the pairs — the
+    reward model for the methods that use one, else the method itself."""
+    method, rm = {}, {}
+    if seed is not None:
+        method["seed"] = rm["seed"] = seed
+    if feedback is not None:
+        (rm if name in NEEDS_REWARD_MODEL or name == "best_of_n" else method)["annotator"] = feedback
+    return method or None, rm or None
 
+
+def policy(farm, name: str, cfg=None, seed: int | None = None, feedback: str | None = None) -> tuple[str, str]:
+    """(model path, prompt prefix) of a trained method or baseline; ``cfg`` defaults to the farm's.
     ``seed`` retrains with another training seed: the method's own (its config's ``seed``) and, for
-    methods that use one, the reward model's; for SFT 10k the SFT run's. The base model, the SFT model
-    the methods start from and the preference labels stay the same.
+    methods that use one, the reward model's; for SFT 10k the SFT run's. ``feedback`` retrains on
+    another annotator's labels of the same pairs (default: the config's, ``p_sim_ann``). The base
+    model, the SFT model the methods start from and the preference pairs stay the same.
     """
     if name == "sft10k" and seed is not None:
         return farm.sft_model(train=dataclasses.replace(farm.profile.sft, seed=seed)), ""
     if name in ("base", "sft10k", "sft52k"):
         return {"base": farm.base_model, "sft10k": farm.sft_model, "sft52k": lambda: sft52k(farm)}[name](), ""
-    over = None if seed is None else {"seed": seed}
+    over, rm_over = overrides(name, seed, feedback)
     cfg = cfg or farm.method_config(name, over)
     module = {"feedme": feedme, "reward_conditioning": reward_conditioning, "dpo": dpo, "kto": kto,
               "expert_iteration": expert_iteration, "ppo": ppo, "quark": quark}[name]
     if name in NEEDS_REWARD_MODEL:
-        path = module.train(farm, reward_model_path(farm, farm.method_config("reward_model", over)), cfg)
+        path = module.train(farm, reward_model_path(farm, farm.method_config("reward_model", rm_over)), cfg)
     else:
         path = module.train(farm, cfg)
     return path, {"reward_conditioning": reward_conditioning.GOOD, "quark": quark.TAG}.get(name, "")
 
 
-def outputs(farm, name: str, cfg=None, seed: int | None = None) -> list[dict]:
+def outputs(farm, name: str, cfg=None, seed: int | None = None, feedback: str | None = None) -> list[dict]:
     """The responses of method ``name`` to the evaluation instructions (``generator`` = name);
-    ``seed``: a retrained copy (see :func:`policy`)."""
+    ``seed``, ``feedback``: a retrained copy (see :func:`policy`)."""
     if name == "reference":  # a second draw of the reference writer: the 50 % line
         return [dict(r, generator=name) for r in farm.writer_outputs(REFERENCE, "eval", seed=1)]
     if name == "expert":
@@ -81,9 +93,9 @@ def outputs(farm, name: str, cfg=None, seed: int | None = None) -> list[dict]:
     if name in ("base", "reference", "expert", "sft52k") and seed is not None:
         raise ValueError(f"{name!r} has no training seed here; seeds apply to SFT 10k and the methods")
     if name == "best_of_n":
-        over = None if seed is None else {"seed": seed}
-        res = best_of_n.select(farm, reward_model_path(farm, farm.method_config("reward_model", over)),
+        over, rm_over = overrides(name, seed, feedback)
+        res = best_of_n.select(farm, reward_model_path(farm, farm.method_config("reward_model", rm_over)),
                                cfg or farm.method_config(name, over))
         return [dict(r, generator=name) for r in res["outputs"][max(res["outputs"])]]
-    path, prefix = policy(farm, name, cfg, seed)
+    path, prefix = policy(farm, name, cfg, seed, feedback)
     return farm.samples(path, "eval", generator=name, prefix=prefix)
