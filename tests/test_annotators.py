@@ -228,3 +228,24 @@ def test_farm_builds_pools_that_share_three_learned_models(micro_farm):
     assert cal["logit_scale"] in [r["logit_scale"] for r in cal["rows"]] and len(cal["rows"]) == len(CALIBRATION["grid"])
     best = min(cal["rows"], key=lambda r: abs(r["agreement"] - CALIBRATION["target_value"]))
     assert best["logit_scale"] == cal["logit_scale"]
+
+
+def test_what_decides_counts_where_a_part_differs_and_who_wins():
+    from farmlib.annotators.validation import what_decides
+
+    parts = ("quality", "detail", "list", "repetition", "disfluency", "off_topic", "echo", "broken")
+    table = {"good": {"quality": 1.0}, "bad": {"quality": 0.0}, "loop": {"quality": 1.0, "repetition": 1.0}}
+
+    class World:
+        def reward_breakdown(self, instruction, input, output):
+            return {k: table[output].get(k, 0.0) for k in parts}
+
+    pairs = [{"instruction": "i", "output_1": "bad", "output_2": "good"},
+             {"instruction": "i", "output_1": "good", "output_2": "bad"},
+             {"instruction": "i", "output_1": "loop", "output_2": "good"},
+             {"instruction": "i", "output_1": "good", "output_2": "bad"}]
+    labels = [[2, 2, 1], [1, 1, 2], [2, 2, 2], [2, 2, 1]]  # the last: people pick the worse one
+    d = what_decides(World(), pairs, labels)
+    assert d.loc["quality", "pairs where it differs"] == 0.75 and d.loc["quality", "its side wins the majority"] == 2 / 3
+    assert d.loc["repetition", "pairs where it differs"] == 0.25 and d.loc["repetition", "its side wins the majority"] == 1
+    assert d["its side wins the majority"].isna().sum() == 6  # parts that never differ

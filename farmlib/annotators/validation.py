@@ -70,6 +70,33 @@ def content_gap(world, pairs: list[dict]) -> dict[str, float]:
             "quality_prose": mean(prose)}
 
 
+def what_decides(world, pairs: list[dict], labels: list[list[int]]):
+    """For each part of R*: the share of pairs where the two outputs differ in it, and how often the side
+    that part favours (more quality or detail; less of a defect) wins the people's majority of ``labels``
+    — what a judge must read to agree with people on these pairs."""
+    import pandas as pd
+
+    good = {"quality": 1, "detail": 1, "list": 1, "repetition": -1, "disfluency": -1, "off_topic": -1,
+            "echo": -1, "broken": -1}
+    rows = {k: {"differs": 0, "decides": 0} for k in good}
+    counted = 0
+    for r, lab in zip(pairs, labels):
+        m = majority(lab)
+        if m is None:
+            continue
+        counted += 1
+        b1 = world.reward_breakdown(r["instruction"], r.get("input", ""), r["output_1"])
+        b2 = world.reward_breakdown(r["instruction"], r.get("input", ""), r["output_2"])
+        for k, sign in good.items():
+            d = sign * (b2[k] - b1[k])
+            if abs(d) > 1e-9:
+                rows[k]["differs"] += 1
+                rows[k]["decides"] += (m == 2) == (d > 0)
+    return pd.DataFrame({k: {"pairs where it differs": v["differs"] / max(counted, 1),
+                             "its side wins the majority": v["decides"] / v["differs"] if v["differs"] else float("nan")}
+                         for k, v in rows.items()}).T
+
+
 def crowd_labels(crowd: Crowd, pairs: list[dict], n: int = 4, seed: int = 0) -> list[list[int]]:
     """``n`` labels per pair, each by a different random person."""
     rng = random.Random(f"crowd-labels-{seed}")
