@@ -96,3 +96,23 @@ class RealJudges:
         if self.server is not None:
             self.server.__exit__(None, None, None)
             self.server = None
+
+
+def style_table(annotators: dict, pairs: list[dict], seed: int = 0):
+    """What each annotator prefers, without people: P(longer), P(list) and its order consistency (the share
+    of pairs it labels the same when output_1 and output_2 are swapped; 1 = no position effect), and the
+    share of missing labels. One row per annotator (a DataFrame)."""
+    import pandas as pd
+
+    from farmlib.annotators.statistics import prefers_lists, prefers_longer
+
+    swapped = [dict(r, output_1=r["output_2"], output_2=r["output_1"]) for r in pairs]
+    rows = {}
+    for name, a in annotators.items():
+        one, two = a.annotate_pairs(pairs, seed=seed), a.annotate_pairs(swapped, seed=seed)
+        both = [(x["preference"], 3 - y["preference"]) for x, y in zip(one, two)
+                if x["preference"] in (1, 2) and y["preference"] in (1, 2)]
+        rows[name] = {"p_longer": prefers_longer(one), "p_list": prefers_lists(one),
+                      "order_consistency": sum(p == q for p, q in both) / len(both) if both else float("nan"),
+                      "missing": sum(x["preference"] is None for x in one) / max(len(one), 1)}
+    return pd.DataFrame.from_dict(rows, orient="index")
