@@ -458,7 +458,8 @@ class Farm:
 
     # -- metrics --------------------------------------------------------------------------
     def write_metrics(self, chapter: str, metrics: dict) -> Path:
-        """Save a chapter's headline numbers to ``runs/<profile>/metrics/<chapter>.json``."""
+        """Save a chapter's headline numbers to ``runs/<profile>/metrics/<chapter>.json`` (on real data marked
+        ``"real": true``)."""
         path = self.root / "metrics" / f"{chapter}.json"
-        write_json(path, {"profile": self.profile.name, **metrics})
+        write_json(path, {"profile": self.profile.name, **({} if self.is_farmworld else {"real": True}), **metrics})
         return path
