@@ -59,14 +59,17 @@ class Farm:
 
         raise NotInRealWorld(f"{what} does not exist on real data (profile {self.profile.name!r})")
 
-    def real_data_note(self, text: str):
+    def real_data_note(self, text: str) -> object:
         """One rendered line saying what a chapter cannot show on real data, and why (a Markdown object;
         on FarmWorld, None). The chapter displays it and shows what it can."""
         if self.is_farmworld:
             return None
-        from IPython.display import Markdown
-
-        return Markdown(f"> **Real data ({self.profile.name}).** {text}")
+        line = f"> **Real data ({self.profile.name}).** {text}"
+        try:
+            from IPython.display import Markdown
+        except ImportError:  # outside a notebook, without the book extras: the line itself
+            return line
+        return Markdown(line)
 
     def evaluation_annotators(self, wanted: tuple[str, ...] = ("p_sim_eval", "human")) -> tuple[str, ...]:
         """The annotators of ``wanted`` that exist in this world: all in FarmWorld; on real data ``human``
