@@ -8,6 +8,10 @@ an interrupted build resumes::
     sft = farm.sft_model()                       # trains the base model first if needed
     outs = farm.samples(sft, split="eval")       # cached responses
     farm.evaluate_true(outs)                     # win-rate vs the reference, judged by R*
+
+A profile with a ``real`` block (:class:`farmlib.profiles.RealData`) runs the same calls on real data
+(:mod:`farmlib.real`): real splits, a released reference, the real judge pool; what exists only in FarmWorld
+(``world``, R*, the crowd, the writers) raises :class:`farmlib.real.NotInRealWorld` (see ``is_farmworld``).
 """
 
 from __future__ import annotations

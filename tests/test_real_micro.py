@@ -119,3 +119,22 @@ def test_released_people_look_up_pairs_either_way(tmp_path):
     f.write_text(json.dumps([{"instruction": "q", "output_1": "a"}]))
     with pytest.raises(DataFormatError, match="people.json: record 0: missing field 'output_2'"):
         ReleasedPeople(f)
+
+
+def test_the_pool_behind_a_local_hf_model(tmp_path):
+    """``judges="lm"``: every member reads the label log-probabilities of one local causal LM (LMJudge)."""
+    from farmlib.lm.model import new_model, train_tokenizer
+    from farmlib.profiles import ModelConfig
+
+    tok = train_tokenizer(["Preferred: a", "Preferred: b", "Which output is better? a b"] * 20, vocab_size=300)
+    model = new_model(ModelConfig(hidden_size=16, num_layers=1, num_heads=2, intermediate_size=32, max_length=512),
+                      tok, arch="gpt_neox")
+    model.save_pretrained(tmp_path / "judge")
+    tok.save_pretrained(tmp_path / "judge")
+    judges = RealJudges(RealData(judges="lm", judge_model=str(tmp_path / "judge")), tmp_path / "cache.sqlite")
+    pairs = [{"instruction": "Pick one.", "input": "", "output_1": "a", "output_2": "b b"}] * 6
+    ann = judges.pool("p_sim_eval").annotate_pairs(pairs)
+    assert len(judges.members()) == 13 and all(a["preference"] in (1, 2) for a in ann)
+    assert judges.pool("p_sim_single").temperature == 0.0
+    with pytest.raises(ValueError, match="needs real.judge_model"):
+        RealJudges(RealData(judges="lm"), tmp_path / "c.sqlite").members()
