@@ -8,6 +8,10 @@ an interrupted build resumes::
     sft = farm.sft_model()                       # trains the base model first if needed
     outs = farm.samples(sft, split="eval")       # cached responses
     farm.evaluate_true(outs)                     # win-rate vs the reference, judged by R*
+
+A profile with a ``real`` block (:class:`farmlib.profiles.RealData`) runs the same calls on real data
+(:mod:`farmlib.real`): real splits, a released reference, the real judge pool; what exists only in FarmWorld
+(``world``, R*, the crowd, the writers) raises :class:`farmlib.real.NotInRealWorld` (see ``is_farmworld``).
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ import time
 from pathlib import Path
 
 from farmlib.artifacts import ArtifactStore, read_json, runs_root, write_json
-from farmlib.data import SPLITS, load_alpaca_farm
+from farmlib.data import SPLITS
 from farmlib.evaluation.win_rate import WinRate, preference_from_scores, win_rate
 from farmlib.lm.model import load_model, load_tokenizer, n_trainable, new_model, train_tokenizer, with_lora
 from farmlib.lm.sampling import respond
@@ -37,22 +41,76 @@ class Farm:
         self.profile = get_profile(profile, **overrides)
         self.root = Path(root) if root is not None else runs_root() / self.profile.name
         self.store = ArtifactStore(self.root)
-        self.world = FarmWorld(self.profile.world_seed)
+        self._world = FarmWorld(self.profile.world_seed) if self.profile.real is None else None
         self._cache: dict = {}
+
+    # -- which world ------------------------------------------------------------------------
+    @property
+    def is_farmworld(self) -> bool:
+        """True in FarmWorld (R*, people, writers exist); False on real data (:mod:`farmlib.real`)."""
+        return self.profile.real is None
+
+    @property
+    def world(self) -> FarmWorld:
+        """FarmWorld (raises :class:`~farmlib.real.NotInRealWorld` on real data: there is no world to ask)."""
+        if self._world is None:
+            self.not_in_real_world("FarmWorld itself (its generator, facts and true reward)")
+        return self._world
+
+    def not_in_real_world(self, what: str):
+        """Raise :class:`~farmlib.real.NotInRealWorld` naming ``what`` does not exist on real data."""
+        from farmlib.real import NotInRealWorld
+
+        raise NotInRealWorld(f"{what} does not exist on real data (profile {self.profile.name!r})")
+
+    def real_data_note(self, text: str) -> object:
+        """One rendered line saying what a chapter cannot show on real data, and why (a Markdown object;
+        on FarmWorld, None). The chapter displays it and shows what it can."""
+        if self.is_farmworld:
+            return None
+        line = f"> **Real data ({self.profile.name}).** {text}"
+        try:
+            from IPython.display import Markdown
+        except ImportError:  # outside a notebook, without the book extras: the line itself
+            return line
+        return Markdown(line)
+
+    def evaluation_annotators(self, wanted: tuple[str, ...] = ("p_sim_eval", "human")) -> tuple[str, ...]:
+        """The annotators of ``wanted`` that exist in this world: all in FarmWorld; on real data ``human``
+        only where the profile names released human annotations (``real.people``)."""
+        if self.is_farmworld:
+            return tuple(wanted)
+        return tuple(a for a in wanted if a != "human" or self.profile.real.people)
+
+    def judges_key(self) -> dict:
+        """What makes the simulated judges what they are: the learned FarmWorld families
+        (:func:`farmlib.annotators.learned.judges_key`) or the real pool (:func:`farmlib.real_judges.pool_key`)."""
+        if self.is_farmworld:
+            from farmlib.annotators.learned import judges_key
+
+            return judges_key()
+        from farmlib.real_judges import pool_key
+
+        return pool_key(self.profile.real)
 
     # -- data -----------------------------------------------------------------------------
     def _splits_config(self) -> dict:
         p = self.profile
-        return {"data": p.data, "sizes": p.split_sizes(), "world_seed": p.world_seed}
+        cfg = {"data": p.data, "sizes": p.split_sizes(), "world_seed": p.world_seed}
+        if p.real is not None:
+            cfg["real"] = {"splits": p.real.splits, "reference": p.real.reference, "hub_folder": p.real.hub_folder}
+        return cfg
 
     def splits(self) -> dict[str, list[dict]]:
         """All five splits (records in the Alpaca schema)."""
         if "splits" not in self._cache:
             def build(work: Path) -> None:
-                if self.profile.data == "farmworld":
+                if self.is_farmworld:
                     data = make_splits(self.world, self.profile.split_sizes(), seed=self.profile.world_seed)
-                else:  # the real AlpacaFarm data from the hub
-                    data = {s: load_alpaca_farm(s) for s in SPLITS}
+                else:  # real instructions (farmlib.real): the hub's AlpacaFarm splits, or the 805 split
+                    from farmlib.real import load_real_splits
+
+                    data = load_real_splits(self.profile.real, self.profile.split_sizes(), self.profile.world_seed)
                 for s, recs in data.items():
                     write_json(work / f"{s}.json", recs)
 
@@ -73,13 +131,13 @@ class Farm:
         ``inputs``, where config dataclasses count by their fields, artifact paths by ``key``, and the
         name of a simulated annotator (``p_sim_*`` under ``annotator`` or ``labels``) by what its judges are
         (:func:`farmlib.annotators.learned.judges_key`)."""
-        from farmlib.annotators.learned import judges_key
+        judges = self.judges_key()
 
         def keyed(v):
             if dataclasses.is_dataclass(v):
                 return keyed(dataclasses.asdict(v))
             if isinstance(v, dict):
-                return {k: ({"name": x, "judges": judges_key()} if k in ("annotator", "labels") and isinstance(x, str)
+                return {k: ({"name": x, "judges": judges} if k in ("annotator", "labels") and isinstance(x, str)
                             and x.startswith("p_sim") else keyed(x)) for k, x in v.items()}
             if isinstance(v, (list, tuple)):
                 return [keyed(x) for x in v]
@@ -120,12 +178,22 @@ class Farm:
 
         def build(work: Path) -> None:
             sp = self.splits()
-            texts = self.world.corpus(p.pretrain_docs) + [
+            texts = self.pretraining_docs(seed=0) + [
                 format_prompt(r["instruction"], r["input"]) + r["output"]
                 for s in ("sft", "preference", "unlabeled", "val") for r in sp[s]]
             train_tokenizer(texts, p.model.vocab_size).save_pretrained(work)
 
         return str(self.store.get_or_build("tokenizer", cfg, build))
+
+    def pretraining_docs(self, seed: int = 1) -> list[str]:
+        """The base model's corpus: FarmWorld's world text, or on real data the released AlpacaEval outputs
+        of other models than the reference, without instructions (:func:`farmlib.real.pretraining_texts`)."""
+        if self.is_farmworld:
+            return self.world.corpus(self.profile.pretrain_docs, seed=seed)
+        from farmlib.real import pretraining_texts
+
+        return pretraining_texts(self.profile.real, self.profile.pretrain_docs,
+                                 exclude={r["instruction"] for s in ("eval", "val") for r in self.splits()[s]})
 
     def tokenizer(self):
         if "tok" not in self._cache:
@@ -141,9 +209,13 @@ class Farm:
                "train": dataclasses.asdict(p.pretrain), "docs": p.pretrain_docs, "seed": p.world_seed,
                "init": "seeded"}  # weights initialised from train.seed (before: unseeded, not reproducible)
 
+        if p.real is not None:
+            cfg["arch"] = p.real.arch
+
         def build(work: Path) -> None:
-            model = new_model(p.model, self.tokenizer(), seed=p.pretrain.seed)
-            docs = self.world.corpus(p.pretrain_docs, seed=1)
+            arch = "llama" if p.real is None else p.real.arch
+            model = new_model(p.model, self.tokenizer(), seed=p.pretrain.seed, arch=arch)
+            docs = self.pretraining_docs()
             self._train_and_save(model, [("", d) for d in docs], p.pretrain, work, "pretrain base", lora=False,
                                  docs=len(docs))
 
@@ -217,33 +289,64 @@ class Farm:
 
     def writer_outputs(self, writer: Writer = REFERENCE, split: str = "eval", seed: int = 0) -> list[dict]:
         """Responses of a procedural FarmWorld writer (the reference model is one)."""
+        if not self.is_farmworld:
+            self.not_in_real_world(f"the FarmWorld writer {writer.name!r}")
         rng = random.Random(f"writer-{writer.name}-{split}-{seed}")
         return [{"instruction": r["instruction"], "input": r["input"], "dataset": r.get("dataset", ""),
                  "output": self.world.write(r, writer, rng), "generator": writer.name}
                 for r in self.splits()[split]]
 
     def reference_outputs(self) -> list[dict]:
-        """The fixed reference outputs of the evaluation (the Davinci003 analog)."""
-        return self.writer_outputs(REFERENCE, "eval")
+        """The fixed reference outputs of the evaluation: the Davinci003 analog in FarmWorld; on real data
+        text-davinci-003's released AlpacaEval outputs on the eval split's instructions."""
+        if self.is_farmworld:
+            return self.writer_outputs(REFERENCE, "eval")
+        if "reference" not in self._cache:
+            from farmlib.real import data_dir, load_reference
+
+            folder = data_dir(self.profile.real.data_dir)
+            by = {r["instruction"]: r for r in load_reference(folder, self.profile.real.reference)}
+            out = []
+            for r in self.splits()["eval"]:
+                if r["instruction"] not in by:
+                    raise ValueError(f"{folder / self.profile.real.reference}: no reference output for the eval "
+                                     f"instruction {r['instruction'][:60]!r} (field 'instruction')")
+                ref = by[r["instruction"]]
+                out.append({"instruction": r["instruction"], "input": r["input"], "dataset": r.get("dataset", ""),
+                            "output": ref["output"], "generator": ref["generator"]})
+            self._cache["reference"] = out
+        return self._cache["reference"]
 
     # -- evaluation -----------------------------------------------------------------------
     def true_rewards(self, outputs: list[dict]) -> list[float]:
+        """R* of each output (FarmWorld only)."""
+        if not self.is_farmworld:
+            self.not_in_real_world("the true reward R*")
         return [self.world.true_reward(r["instruction"], r["input"], r["output"]) for r in outputs]
 
     def annotate_true(self, outputs: list[dict], reference: list[dict] | None = None) -> list[dict]:
         """AlpacaEval-format annotations, judged by the true reward R* (what a person feels)."""
-        reference = reference or self.reference_outputs()
+        if not self.is_farmworld:
+            self.not_in_real_world("the true reward R*")
         ann = []
+        for pair in self.pairs_with_reference(outputs, reference):
+            r1 = self.world.true_reward(pair["instruction"], pair["input"], pair["output_1"])
+            r2 = self.world.true_reward(pair["instruction"], pair["input"], pair["output_2"])
+            ann.append(dict(pair, preference=preference_from_scores(r1, r2), annotator="true_reward"))
+        return ann
+
+    def pairs_with_reference(self, outputs: list[dict], reference: list[dict] | None = None) -> list[dict]:
+        """AlpacaEval-format pairs (``output_1`` = the reference's, ``output_2`` = ``outputs``'), aligned on
+        the same instructions (a ValueError otherwise)."""
+        reference = reference or self.reference_outputs()
+        pairs = []
         for ref, out in zip(reference, outputs, strict=True):
             if ref["instruction"] != out["instruction"] or ref["input"] != out["input"]:
                 raise ValueError("outputs and reference are not aligned on the same instructions")
-            r1 = self.world.true_reward(ref["instruction"], ref["input"], ref["output"])
-            r2 = self.world.true_reward(out["instruction"], out["input"], out["output"])
-            ann.append({"instruction": out["instruction"], "input": out["input"], "dataset": out.get("dataset", ""),
-                        "output_1": ref["output"], "generator_1": ref["generator"],
-                        "output_2": out["output"], "generator_2": out["generator"],
-                        "preference": preference_from_scores(r1, r2), "annotator": "true_reward"})
-        return ann
+            pairs.append({"instruction": out["instruction"], "input": out["input"], "dataset": out.get("dataset", ""),
+                          "output_1": ref["output"], "generator_1": ref["generator"],
+                          "output_2": out["output"], "generator_2": out["generator"]})
+        return pairs
 
     def evaluate_true(self, outputs: list[dict], reference: list[dict] | None = None) -> WinRate:
         return win_rate(a["preference"] for a in self.annotate_true(outputs, reference))
@@ -259,6 +362,8 @@ class Farm:
         from farmlib import annotators as A
 
         makers = {"p_sim_eval": A.pool_eval, "p_sim_ann": A.pool_ann, "p_sim_single": A.single_judge}
+        if not self.is_farmworld:
+            return self._real_annotator(name, seed)
         if name == "human":
             return A.Crowd(self.world, seed=seed)
         if name not in makers:
@@ -267,6 +372,28 @@ class Farm:
         if key not in self._cache:
             self._cache[key] = makers[name](self.judge_lms(), seed=seed)
         return self._cache[key]
+
+    def _real_annotator(self, name: str, seed: int = 0):
+        """The real pool (:class:`farmlib.real_judges.RealJudges`), or released people for ``human``."""
+        key = ("annotator", name, seed)
+        if key in self._cache:
+            return self._cache[key]
+        real = self.profile.real
+        if name == "human":
+            if not real.people:
+                self.not_in_real_world("fresh human labels (no released human annotations are configured: "
+                                       "real.people)")
+            from farmlib.real import ReleasedPeople, data_dir
+
+            annotator = ReleasedPeople(data_dir(real.data_dir) / real.people)
+        else:
+            if "real_judges" not in self._cache:
+                from farmlib.real_judges import RealJudges
+
+                self._cache["real_judges"] = RealJudges(real, self.root / "judge_cache.sqlite", self.profile.device)
+            annotator = self._cache["real_judges"].pool(name, seed)
+        self._cache[key] = annotator
+        return annotator
 
     def judge_reader(self):
         """The LM every judge reads text with: the base LM (pretrained on world text, never on
@@ -318,9 +445,8 @@ class Farm:
                  reference: list[dict] | None = None) -> tuple[WinRate, list[dict]]:
         """Win-rate of ``outputs`` against the reference on the eval set, and the annotations;
         ``reference``: the reference's outputs on the same instructions (default: the whole eval set)."""
-        ann = self.annotate_true(outputs, reference)  # aligned AlpacaEval-format pairs (output_1 = reference)
-        ann = self.annotator(annotator, seed).annotate_pairs([
-            {k: v for k, v in a.items() if k not in ("preference", "annotator")} for a in ann], seed=seed)
+        pairs = self.pairs_with_reference(outputs, reference)  # aligned AlpacaEval-format pairs (output_1 = reference)
+        ann = self.annotator(annotator, seed).annotate_pairs(pairs, seed=seed)
         return win_rate(a["preference"] for a in ann), ann
 
     def finetune(self, kind: str, config: dict, pairs: list[tuple[str, str]], train, start: str | None = None,
@@ -339,7 +465,8 @@ class Farm:
 
     # -- metrics --------------------------------------------------------------------------
     def write_metrics(self, chapter: str, metrics: dict) -> Path:
-        """Save a chapter's headline numbers to ``runs/<profile>/metrics/<chapter>.json``."""
+        """Save a chapter's headline numbers to ``runs/<profile>/metrics/<chapter>.json`` (on real data marked
+        ``"real": true``)."""
         path = self.root / "metrics" / f"{chapter}.json"
-        write_json(path, {"profile": self.profile.name, **metrics})
+        write_json(path, {"profile": self.profile.name, **({} if self.is_farmworld else {"real": True}), **metrics})
         return path

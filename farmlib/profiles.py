@@ -40,6 +40,23 @@ class TrainConfig:
 
 
 @dataclass
+class RealData:
+    """Where a real profile's data, reference, simulated annotators and people come from
+    (:mod:`farmlib.real`, :mod:`farmlib.real_judges`). Relative folders are relative to the repository root."""
+
+    splits: str = "alpaca_farm"  # alpaca_farm (the hub's splits) | alpaca_eval_805 (the 805 instructions, split)
+    data_dir: str = "../shared/data"  # released AlpacaEval / AlpacaFarm files (never copied into the project)
+    hub_folder: str = ""  # a local copy of the hub's alpaca_farm files ("": download)
+    reference: str = "alpaca_eval/results/text_davinci_003/model_outputs.json"  # under data_dir
+    judges: str = "chat"  # chat (OpenAI-compatible server) | loopback (offline test server) | lm (local HF model)
+    base_url: str = ""  # the chat server ("": api.openai.com)
+    models: dict = field(default_factory=dict)  # family -> served model, e.g. {"gpt4": "my-model"}
+    judge_model: str = ""  # judges="lm": a local folder or hub name
+    people: str = ""  # released human preference annotations (AlpacaEval format) under data_dir; "": none
+    arch: str = "gpt_neox"  # the from-scratch base model's architecture when model.pretrained is empty
+
+
+@dataclass
 class Profile:
     """Everything that changes between a laptop run and the paper's run."""
 
@@ -58,6 +75,7 @@ class Profile:
     device: str = "cpu"
     n_preference: int | None = None  # instructions of the preference split used for feedback (None: all)
     methods: dict = field(default_factory=dict)  # per-method config overrides, e.g. {"ppo": {"steps": 40}}
+    real: RealData | None = None  # None: FarmWorld; else where the real data, reference, judges, people come from
 
     def split_sizes(self) -> dict[str, int]:
         sizes = {k: max(1, round(v * self.scale)) for k, v in PAPER_SPLITS.items()}
@@ -69,6 +87,11 @@ class Profile:
         return dataclasses.asdict(self)
 
 
+_MICRO_METHODS = {"ppo": {"steps": 4, "rollout_batch": 8, "minibatch": 4, "n_eval_prompts": 8, "eval_every": 2},
+                  "quark": {"rounds": 2, "prompts_per_round": 20, "batch_size": 4},
+                  "best_of_n": {"n_max": 4}, "expert_iteration": {"n": 2, "n_prompts": 20},
+                  "best_of_n_curve": {"n_max": 16, "n_prompts": 8}}
+
 PROFILES: dict[str, Profile] = {
     # seconds: for tests of every code path
     "micro": Profile(
@@ -77,10 +100,18 @@ PROFILES: dict[str, Profile] = {
                           vocab_size=512, max_length=192),
         pretrain_docs=300, pretrain=TrainConfig(epochs=2, lr=3e-3, batch_size=16),
         sft=TrainConfig(epochs=6, lr=3e-3, batch_size=16), max_new_tokens=24,
-        methods={"ppo": {"steps": 4, "rollout_batch": 8, "minibatch": 4, "n_eval_prompts": 8, "eval_every": 2},
-                 "quark": {"rounds": 2, "prompts_per_round": 20, "batch_size": 4},
-                 "best_of_n": {"n_max": 4}, "expert_iteration": {"n": 2, "n_prompts": 20},
-                 "best_of_n_curve": {"n_max": 16, "n_prompts": 8}},
+        methods=dict(_MICRO_METHODS),
+    ),
+    # seconds, offline, CPU: exactly the real code path (real instructions and reference from ../shared,
+    # a tiny GPT-NeoX with a tokenizer trained on real text, the 13-member pool behind a loopback server)
+    "real-micro": Profile(
+        name="real-micro", data="alpaca_eval_805", scale=0.01, eval_size=24,
+        model=ModelConfig(hidden_size=32, num_layers=2, num_heads=2, intermediate_size=64,
+                          vocab_size=512, max_length=192),
+        pretrain_docs=300, pretrain=TrainConfig(epochs=1, lr=3e-3, batch_size=16),
+        sft=TrainConfig(epochs=4, lr=3e-3, batch_size=16), max_new_tokens=24,
+        methods=dict(_MICRO_METHODS),
+        real=RealData(splits="alpaca_eval_805", judges="loopback"),
     ),
     # the book's default: minutes on a 2-core laptop, offline
     "tiny": Profile(
@@ -93,14 +124,14 @@ PROFILES: dict[str, Profile] = {
     ),
     # one GPU, real Alpaca data, a small open model
     "small": Profile(
-        name="small", data="alpaca_farm", scale=1.0,
+        name="small", data="alpaca_farm", scale=1.0, real=RealData(),
         model=ModelConfig(pretrained="EleutherAI/pythia-410m", max_length=512, lora_r=16),
         sft=TrainConfig(epochs=3, lr=2e-5, batch_size=16, weight_decay=0.0),
         max_new_tokens=300, gen_batch_size=32, device="cuda",
     ),
     # the paper's setup: LLaMA 7B on the real splits
     "paper": Profile(
-        name="paper", data="alpaca_farm", scale=1.0,
+        name="paper", data="alpaca_farm", scale=1.0, real=RealData(),
         model=ModelConfig(pretrained="huggyllama/llama-7b", max_length=512, lora_r=16, load_in_4bit=True),
         sft=TrainConfig(epochs=3, lr=2e-5, batch_size=128, warmup_ratio=0.03),
         max_new_tokens=300, gen_batch_size=16, device="cuda",

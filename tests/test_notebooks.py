@@ -86,6 +86,56 @@ def test_chapter_runs_on_micro_profile(nb, tmp_path_factory, monkeypatch):
         assert metrics["run"] == name  # no overrides: the row is the method's plain name
 
 
+#: chapter -> the key numbers it writes on real data (real-micro); every real branch also writes "real": True
+REAL_METRICS = {
+    "01_farmworld": {"split_sizes": dict, "datasets": dict},
+    "02_sft": {"parameters": int, "sft_final_loss": float, "mean_characters": dict},
+    "03_evaluation": {"win_rate": dict, "standard_error": dict, "n": int},
+    "04_annotators": {"n_pairs": int, "annotators": dict},
+    "05_reward_model": {"val_accuracy": float, "n_train": int, "run": str, "config": dict},
+    **{c: METRICS[c][1] for c in ("06_feedme", "07_reward_conditioning", "08_dpo", "10_expert_iteration", "11_ppo",
+                                 "12_quark", "13_kto")},
+    "09_best_of_n": {"n": list, "mean_reward": list, "win_rate": dict, "run": str, "config": dict},
+    "14_leaderboard": {"rows": list},
+    "15_length": {"rows": list, "spearman_length_raw": dict, "spearman_length_lc": dict, "best_of_n_length": dict,
+                  "ppo_length": dict, "n_prompts": int},
+    "16_overoptimisation": {"n": list, "mean_reward": list, "win_rate": dict, "verdict": dict, "ppo": list},
+    "17_label_noise": {"variants": list, "n": list, "win_rate": dict, "n_prompts": int},
+    "18_end_to_end": {"computed": bool},
+    "19_instruction_mix": {"per_source": dict, "methods": list},
+}
+
+
+def test_every_chapter_has_a_real_metrics_check():
+    assert sorted(REAL_METRICS) == [c.stem for c in CHAPTERS]
+
+
+@pytest.mark.parametrize("nb", CHAPTERS, ids=lambda p: p.stem)
+def test_chapter_runs_on_real_micro_profile(nb, tmp_path_factory, monkeypatch):
+    """The chapter executes on real data (real-micro: the AlpacaEval instructions and reference from ../shared,
+    the judge pool behind the loopback server), never touches FarmWorld, and writes its real metrics."""
+    from farmlib.real import REFERENCE_FILE
+
+    if not (ROOT.parent / "shared" / "data" / REFERENCE_FILE).exists():
+        pytest.skip("real data files not found at ../shared/data")
+    runs = Path(os.environ.get("FARM_TEST_RUNS") or tmp_path_factory.getbasetemp() / "nb_runs")
+    monkeypatch.setenv("FARM_RUNS", str(runs))
+    name, keys = METRICS[nb.stem][0], REAL_METRICS[nb.stem]
+    path = runs / "real-micro" / "metrics" / f"{name}.json"
+    path.unlink(missing_ok=True)
+    out = tmp_path_factory.mktemp("out") / nb.name
+    execute_notebook(nb, out, {"profile": "real-micro"}, cwd=ROOT)
+    metrics = json.loads(path.read_text())
+    assert metrics["profile"] == "real-micro" and metrics.get("real") is True, f"{nb.stem}: not its real branch"
+    for key, typ in keys.items():
+        assert key in metrics, f"{path.name} lacks {key}"
+        ok = isinstance(metrics[key], typ) or (typ is float and isinstance(metrics[key], int))
+        assert ok, f"{path.name}: {key} is {type(metrics[key]).__name__}, not {typ.__name__}"
+    assert "human" not in metrics.get("win_rate", {}), "no people on real data: a FarmWorld crowd slipped in"
+    text = out.read_text()
+    assert "Real data (real-micro)" in text, f"{nb.stem} does not say what it cannot compute on real data"
+
+
 def test_farm_run_takes_parameters(tmp_path):
     env = {**os.environ, "FARM_RUNS": str(tmp_path / "runs")}
     out = tmp_path / "fw.ipynb"

@@ -50,8 +50,11 @@ def leaderboard_of_methods(farm, names: list[str] | None = None,
     from farmlib.artifacts import write_json
     from farmlib.paper import TABLE2
 
+    annotators = farm.evaluation_annotators(annotators)
+    if names is None:  # the writers' rows (reference, expert) exist only in FarmWorld
+        names = [n for n in BASELINES + METHODS if farm.is_farmworld or n not in ("reference", "expert")]
     rows = []
-    for name in names or BASELINES + METHODS:
+    for name in names:
         outs = outputs(farm, name)
         row = {"method": name, "config": config_label(farm, name)}
         for a, ann in win_rates(farm, outs, annotators, row).items():
@@ -79,7 +82,7 @@ def win_rates(farm, outs: list[dict], annotators: tuple[str, ...], row: dict) ->
 def defect_rates(farm, outs: list[dict]) -> dict[str, float]:
     """Share of outputs with any repetition, and with any disfluency, by R*'s parts (FarmWorld only):
     a method that climbs the leaderboard with degenerate text shows up here."""
-    if farm.profile.data != "farmworld":
+    if not farm.is_farmworld:
         return {}
     parts = [farm.world.reward_breakdown(o["instruction"], o.get("input", ""), o["output"]) for o in outs]
     n = max(len(parts), 1)
@@ -91,6 +94,7 @@ def seed_spread(farm, names: list[str], seeds: list[int],
                 annotators: tuple[str, ...] = ("p_sim_eval", "human")) -> pd.DataFrame:
     """One row per (method, training seed): win-rates, standard errors and length of a copy of the
     method retrained with that seed (:func:`farmlib.methods.policy`); trains whatever is missing."""
+    annotators = farm.evaluation_annotators(annotators)
     rows = []
     for name in names:
         for seed in progress(seeds, desc=f"seeds of {name}", leave=False):
@@ -105,6 +109,7 @@ def spread_summary(runs: pd.DataFrame, annotators: tuple[str, ...] = ("p_sim_eva
     """Per method: mean over seeds, the seeds' standard deviation (training noise), the mean evaluation
     standard error (evaluation noise) and the range, for each annotator."""
     out = {}
+    annotators = tuple(a for a in annotators if f"win_rate_{a}" in runs.columns)  # those that exist in this world
     for name, g in runs.groupby("method", sort=False):
         row = {"seeds": len(g)}
         for a in annotators:
@@ -116,7 +121,9 @@ def spread_summary(runs: pd.DataFrame, annotators: tuple[str, ...] = ("p_sim_eva
 
 
 def compare(farm, named_outputs: dict[str, list[dict]], annotators: tuple[str, ...] = ("p_sim_eval", "human")) -> pd.DataFrame:
-    """Win-rate vs the reference (± standard error) under each annotator, and average length."""
+    """Win-rate vs the reference (± standard error) under each annotator that exists in this world
+    (:meth:`~farmlib.pipeline.Farm.evaluation_annotators`), and average length."""
+    annotators = farm.evaluation_annotators(annotators)
     rows = []
     for name, outs in named_outputs.items():
         row = {"model": name}
@@ -129,12 +136,15 @@ def compare(farm, named_outputs: dict[str, list[dict]], annotators: tuple[str, .
 
 
 def side_by_side(farm, a: list[dict], b: list[dict], names: tuple[str, str], k: int = 4, seed: int = 0) -> pd.DataFrame:
-    """``k`` evaluation instructions with both models' outputs and their true rewards R*."""
+    """``k`` evaluation instructions with both models' outputs and (in FarmWorld) their true rewards R*."""
     idx = random.Random(seed).sample(range(len(a)), k)
     rows = []
     for i in idx:
         r = a[i]
-        rows.append({"instruction": r["instruction"] + (f" [{r['input']}]" if r["input"] else ""),
-                     names[0]: a[i]["output"], f"R* {names[0]}": round(farm.true_rewards([a[i]])[0], 2),
-                     names[1]: b[i]["output"], f"R* {names[1]}": round(farm.true_rewards([b[i]])[0], 2)})
+        row = {"instruction": r["instruction"] + (f" [{r['input']}]" if r["input"] else "")}
+        for name, x in zip(names, (a[i], b[i])):
+            row[name] = x["output"]
+            if farm.is_farmworld:
+                row[f"R* {name}"] = round(farm.true_rewards([x])[0], 2)
+        rows.append(row)
     return pd.DataFrame(rows)

@@ -51,8 +51,21 @@ def load_tokenizer(path_or_name: str | Path) -> PreTrainedTokenizerFast:
     return tok
 
 
-def new_model(cfg: ModelConfig, tokenizer, seed: int = 0) -> LlamaForCausalLM:
-    """A small Llama sized by ``cfg``, randomly initialised from ``seed`` (the same seed, the same weights)."""
+def new_model(cfg: ModelConfig, tokenizer, seed: int = 0, arch: str = "llama"):
+    """A small causal LM sized by ``cfg``, randomly initialised from ``seed`` (the same seed, the same
+    weights): a Llama, or (``arch="gpt_neox"``) a GPT-NeoX, Pythia's architecture."""
+    if arch == "gpt_neox":
+        from transformers import GPTNeoXConfig, GPTNeoXForCausalLM
+
+        neox = GPTNeoXConfig(
+            vocab_size=len(tokenizer), hidden_size=cfg.hidden_size, num_hidden_layers=cfg.num_layers,
+            num_attention_heads=cfg.num_heads, intermediate_size=cfg.intermediate_size,
+            max_position_embeddings=cfg.max_length, eos_token_id=tokenizer.eos_token_id,
+            pad_token_id=tokenizer.pad_token_id, bos_token_id=tokenizer.eos_token_id)
+        with seeded(seed):
+            return GPTNeoXForCausalLM(neox)
+    if arch != "llama":
+        raise ValueError(f"unknown architecture {arch!r}; choose from llama, gpt_neox")
     config = LlamaConfig(
         vocab_size=len(tokenizer), hidden_size=cfg.hidden_size, num_hidden_layers=cfg.num_layers,
         num_attention_heads=cfg.num_heads, num_key_value_heads=cfg.num_heads,

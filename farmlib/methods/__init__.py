@@ -86,6 +86,8 @@ def policy(farm, name: str, cfg=None, seed: int | None = None, feedback: str | N
 def outputs(farm, name: str, cfg=None, seed: int | None = None, feedback: str | None = None) -> list[dict]:
     """The responses of method ``name`` to the evaluation instructions (``generator`` = name);
     ``seed``, ``feedback``: a retrained copy (see :func:`policy`)."""
+    if name in ("reference", "expert") and not farm.is_farmworld:
+        farm.not_in_real_world(f"the FarmWorld writer behind the {name!r} row")
     if name == "reference":  # a second draw of the reference writer: the 50 % line
         return [dict(r, generator=name) for r in farm.writer_outputs(REFERENCE, "eval", seed=1)]
     if name == "expert":

@@ -134,7 +134,8 @@ def prefix_draw(farm, rm_path: str, cfg: BestOfNCurveConfig | None = None, model
         flat = [c for row in cands for c in row]
         r = rewards(rm, tok, flat, max_length=p.model.max_length).tolist()
         write_json(work / "scores.json", {"rewards": [r[i * n_max:(i + 1) * n_max] for i in range(len(cands))],
-                                          "true_rewards": [farm.true_rewards(row) for row in cands]})
+                                          "true_rewards": [farm.true_rewards(row) for row in cands]
+                                          if farm.is_farmworld else None})
         write_json(work / "info.json", {"seconds": time.time() - t0})
 
     score_path = farm.artifact("best_of_n_scores", {"draw": draw_path, "rm": rm_path}, build_scores)

@@ -160,9 +160,13 @@ def train(farm, cfg: RewardModelConfig | None = None) -> str:
         val = farm.annotator(cfg.annotator, seed=1).annotate_pairs(held, seed=1)
         val = [r for r in val if r["preference"] in (1, 2)]
         acc, se = pairwise_accuracy(model, tok, val, max_len)
-        true_r = [[farm.world.true_reward(r["instruction"], r["input"], r[f"output_{k}"]) for k in (1, 2)] for r in held]
-        truth = [dict(r, preference=1 if a > b else 2) for r, (a, b) in zip(held, true_r) if a != b]  # R*'s labels
-        acc_true, se_true = pairwise_accuracy(model, tok, truth, max_len)
+        acc_true = se_true = None  # on real data there is no R* to check against
+        truth: list[dict] = []
+        if farm.is_farmworld:
+            true_r = [[farm.world.true_reward(r["instruction"], r["input"], r[f"output_{k}"]) for k in (1, 2)]
+                      for r in held]
+            truth = [dict(r, preference=1 if a > b else 2) for r, (a, b) in zip(held, true_r) if a != b]  # R*'s labels
+            acc_true, se_true = pairwise_accuracy(model, tok, truth, max_len)
         model.save_pretrained(work)
         tok.save_pretrained(work)
         write_json(work / "history.json", history)
