@@ -7,6 +7,11 @@ after torch and transformers load.
 from __future__ import annotations
 
 import importlib
+import warnings
+
+# Chapters run in a kernel without ipywidgets, where importing ``tqdm.auto`` warns "IProgress not found"
+# into the rendered page. Our bars go to farm's status line (farmlib.progress); the warning is noise.
+warnings.filterwarnings("ignore", message="IProgress not found", module="tqdm")
 
 _WHERE = {
     "Farm": "farmlib.pipeline",

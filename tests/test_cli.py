@@ -68,10 +68,14 @@ def test_progress_lines_without_a_terminal(tmp_path):
     root = tmp_path / "book"
     (root / "notebooks").mkdir(parents=True)
     nb = _notebook([('profile = "tiny"', ["parameters"]),
-                    ("from farmlib.progress import progress\nfor _ in progress(range(3), desc='work'): pass", [])])
+                    ("import farmlib\nimport tqdm.auto\nfrom farmlib.progress import progress\n"
+                     "for _ in progress(range(3), desc='work'): pass", [])])
     (root / "notebooks" / "01_ok.ipynb").write_text(json.dumps(nb))
     proc = farm("--root", str(root), "book", "--profile", "micro", "--no-html", env={"FARM_RUNS": str(tmp_path / "r")})
     assert proc.returncode == 0, proc.stderr
     assert "[1/1] 01_ok | 0:00" in proc.stdout and "[1/1] 01_ok: " in proc.stdout
     assert "running over TCP" not in proc.stdout + proc.stderr  # the kernel's warning is gone
+    outputs = json.dumps([c.get("outputs", []) for c in
+                          json.loads((root / "book" / "chapters" / "01_ok.ipynb").read_text())["cells"]])
+    assert "IProgress" not in outputs and "work" not in outputs, outputs  # no tqdm warning, no bar on the page
     assert json.loads((tmp_path / "r" / "micro" / "metrics" / "build_times.json").read_text())["01_ok"] > 0

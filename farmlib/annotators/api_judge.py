@@ -40,10 +40,9 @@ from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from tqdm.auto import tqdm
-
 from farmlib.annotators.cache import AnnotationCache, cache_key
 from farmlib.annotators.prompts import build_messages, parse_reply
+from farmlib.progress import progress
 
 log = logging.getLogger(__name__)
 
@@ -329,7 +328,7 @@ class ChatJudge:
         self.limiter.reset_low()
         pool = ThreadPoolExecutor(max_workers=c.concurrency)
         try:
-            with tqdm(total=len(records), desc=c.name, unit="pair", leave=False) as bar:
+            with progress(total=len(records), desc=c.name, unit="pair") as bar:
                 futures = [(idx, pool.submit(self._ask, [shown[i] for i in idx])) for idx in chunks]
                 for idx, fut in futures:
                     ps, err = fut.result()
