@@ -464,9 +464,8 @@ class Farm:
         return self.artifact(kind, cfg, build)
 
     # -- metrics --------------------------------------------------------------------------
-    def write_metrics(self, chapter: str, metrics: dict) -> Path:
+    def write_metrics(self, chapter: str, metrics: dict) -> None:
         """Save a chapter's headline numbers to ``runs/<profile>/metrics/<chapter>.json`` (on real data marked
-        ``"real": true``)."""
+        ``"real": true``). Returns nothing, so a chapter's last line writing them shows nothing on the page."""
         path = self.root / "metrics" / f"{chapter}.json"
         write_json(path, {"profile": self.profile.name, **({} if self.is_farmworld else {"real": True}), **metrics})
-        return path

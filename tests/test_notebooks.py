@@ -63,6 +63,13 @@ def test_every_chapter_has_a_metrics_check():
     assert sorted(METRICS) == [c.stem for c in CHAPTERS]
 
 
+def assert_clean_page(executed: Path) -> None:
+    """What a reader would see that is plumbing: a returned path, tqdm's widget warning."""
+    outputs = json.dumps([c.get("outputs", []) for c in json.loads(executed.read_text())["cells"]])
+    for noise in ("PosixPath(", "IProgress not found"):
+        assert noise not in outputs, f"{executed.stem}: the rendered page shows {noise!r}"
+
+
 @pytest.mark.parametrize("nb", CHAPTERS, ids=lambda p: p.stem)
 def test_chapter_runs_on_micro_profile(nb, tmp_path_factory, monkeypatch):
     """The chapter executes and (re)writes its own metrics file with its key numbers."""
@@ -72,8 +79,10 @@ def test_chapter_runs_on_micro_profile(nb, tmp_path_factory, monkeypatch):
     name, keys = METRICS[nb.stem]
     path = runs / "micro" / "metrics" / f"{name}.json"
     path.unlink(missing_ok=True)
-    execute_notebook(nb, tmp_path_factory.mktemp("out") / nb.name, {"profile": "micro"}, cwd=ROOT)
+    out = tmp_path_factory.mktemp("out") / nb.name
+    execute_notebook(nb, out, {"profile": "micro"}, cwd=ROOT)
     assert path.exists(), f"{nb.stem} did not write {path.name}"
+    assert_clean_page(out)
     metrics = json.loads(path.read_text())
     assert metrics["profile"] == "micro"
     for key, typ in keys.items():
@@ -132,6 +141,7 @@ def test_chapter_runs_on_real_micro_profile(nb, tmp_path_factory, monkeypatch):
         ok = isinstance(metrics[key], typ) or (typ is float and isinstance(metrics[key], int))
         assert ok, f"{path.name}: {key} is {type(metrics[key]).__name__}, not {typ.__name__}"
     assert "human" not in metrics.get("win_rate", {}), "no people on real data: a FarmWorld crowd slipped in"
+    assert_clean_page(out)
     text = out.read_text()
     assert "Real data (real-micro)" in text, f"{nb.stem} does not say what it cannot compute on real data"
 
