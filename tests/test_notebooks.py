@@ -65,8 +65,9 @@ def test_every_chapter_has_a_metrics_check():
 
 def assert_clean_page(executed: Path) -> None:
     """What a reader would see that is plumbing: a returned path, tqdm's widget warning."""
-    outputs = json.dumps([c.get("outputs", []) for c in json.loads(executed.read_text())["cells"]])
-    for noise in ("PosixPath(", "IProgress not found"):
+    outputs = "".join("".join(o.get("text", "")) + "".join(o.get("data", {}).get("text/plain", ""))
+                      for c in json.loads(executed.read_text())["cells"] for o in c.get("outputs", []))
+    for noise in ("PosixPath(", "IProgress not found", "LOAD REPORT", "FutureWarning", "\x1b[A"):
         assert noise not in outputs, f"{executed.stem}: the rendered page shows {noise!r}"
 
 
@@ -76,6 +77,7 @@ def test_chapter_runs_on_micro_profile(nb, tmp_path_factory, monkeypatch):
     # shared by the chapters, like a book build; FARM_TEST_RUNS (set by .ci/run) keeps them for the book stage
     runs = Path(os.environ.get("FARM_TEST_RUNS") or tmp_path_factory.getbasetemp() / "nb_runs")
     monkeypatch.setenv("FARM_RUNS", str(runs))
+    monkeypatch.setenv("FARM_PROGRESS", str(tmp_path_factory.mktemp("bars") / "progress"))  # as `farm book` runs it
     name, keys = METRICS[nb.stem]
     path = runs / "micro" / "metrics" / f"{name}.json"
     path.unlink(missing_ok=True)
@@ -129,6 +131,7 @@ def test_chapter_runs_on_real_micro_profile(nb, tmp_path_factory, monkeypatch):
         pytest.skip("real data files not found at ../shared/data")
     runs = Path(os.environ.get("FARM_TEST_RUNS") or tmp_path_factory.getbasetemp() / "nb_runs")
     monkeypatch.setenv("FARM_RUNS", str(runs))
+    monkeypatch.setenv("FARM_PROGRESS", str(tmp_path_factory.mktemp("bars") / "progress"))  # as `farm book` runs it
     name, keys = METRICS[nb.stem][0], REAL_METRICS[nb.stem]
     path = runs / "real-micro" / "metrics" / f"{name}.json"
     path.unlink(missing_ok=True)

@@ -7,6 +7,7 @@ so the logits at positions ``n_query-1 .. -2`` predict the response tokens.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -140,6 +141,8 @@ def run_trl(farm, sft: str, work: Path, config_cls, trainer_cls, cfg, data, desc
 
     datasets.disable_progress_bars()  # TRL tokenizes with datasets.map: its bars are noise in the book
     tok, prof = farm.tokenizer(), farm.profile
+    # TRL still calls transformers' deprecated gradient_checkpointing names: FutureWarnings on the page
+    warnings.filterwarnings("ignore", message=".*gradient_checkpointing.* is deprecated", category=FutureWarning)
     args = config_cls(
         output_dir=str(work / "trl"), beta=cfg.beta, num_train_epochs=cfg.epochs, learning_rate=cfg.lr,
         per_device_train_batch_size=cfg.batch_size, lr_scheduler_type="cosine", warmup_steps=0.05,

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import torch
 import torch.nn.functional as F
+import transformers
 from transformers import AutoModelForSequenceClassification
 
 from farmlib.artifacts import read_json, write_json
@@ -137,8 +138,13 @@ def fit(model, tok, pairs: list[dict], cfg: RewardModelConfig, max_length: int) 
 
 def new_reward_model(sft: str, tok, device: str = "cpu", seed: int = 0):
     """A scalar head on the SFT transformer (the head freshly initialised from ``seed``)."""
-    with seeded(seed):
-        model = AutoModelForSequenceClassification.from_pretrained(sft, num_labels=1)
+    verbosity = transformers.logging.get_verbosity()
+    transformers.logging.set_verbosity_error()  # the new head and the unused LM head are expected: no load report
+    try:
+        with seeded(seed):
+            model = AutoModelForSequenceClassification.from_pretrained(sft, num_labels=1)
+    finally:
+        transformers.logging.set_verbosity(verbosity)
     model.config.pad_token_id = tok.pad_token_id
     return model.to(device)
 
