@@ -51,9 +51,10 @@ if TYPE_CHECKING:
     from farmlib.world.farmworld import FarmWorld, Task
 
 #: The weights of R*'s parts: the average person's taste (each simulated person varies around it).
-#: ``detail`` and ``list`` were calibrated on pairs of the demonstrator's answers (sensible outputs) so
-#: that people prefer the longer answer and the list about as often as the paper's crowd did; the
-#: defect weights are set so that no defect can be paid for by length (the degenerate-output battery).
+#: ``detail`` and ``list`` were set on pairs of the demonstrator's answers (sensible outputs), aiming at
+#: the paper's crowd (prefers the longer answer 0.58-0.68, the list 0.58-0.72); chapter 4 measures where
+#: the people land on those pairs and on SFT pairs. The defect weights are set so that no defect can be
+#: paid for by length (the degenerate-output battery).
 REWARD_WEIGHTS = {"quality": 1.0, "detail": 1.0, "list": 0.6,
                   "repetition": -2.0, "disfluency": -2.0, "off_topic": -1.5, "echo": -1.0, "broken": -1.0}
 
