@@ -39,7 +39,9 @@ class Farm:
     def __init__(self, profile: str | Profile = "tiny", root: str | Path | None = None, **overrides):
         deterministic_torch()
         self.profile = get_profile(profile, **overrides)
-        self.root = Path(root) if root is not None else runs_root() / self.profile.name
+        # absolute, so that artifact paths (and the keys made from them, :meth:`key`) do not depend on the
+        # working directory or on how the root was written
+        self.root = (Path(root) if root is not None else runs_root() / self.profile.name).resolve()
         self.store = ArtifactStore(self.root)
         self._world = FarmWorld(self.profile.world_seed) if self.profile.real is None else None
         self._cache: dict = {}

@@ -1,4 +1,5 @@
 import random
+from pathlib import Path
 
 import pytest
 
@@ -127,6 +128,28 @@ def test_judges_are_trained_on_their_makers_comparisons(micro_farm):
     assert set(info) == {"gpt4", "chatgpt", "davinci"} and all(v["seconds"] > 0 for v in info.values())
 
 
+def test_each_family_reads_with_its_own_instruction_tuned_lm(micro_farm):
+    """A family's head reads its own LM, tuned on as many expert demonstrations as its config says (more for
+    gpt4 than for davinci), from the unlabeled split only; the head names that LM by a relative path."""
+    import torch
+
+    from farmlib.annotators.learned import JUDGE_FAMILIES, judge_lm, n_demos, train_judge
+    from farmlib.artifacts import read_json
+
+    sizes = {}
+    for f, fam in JUDGE_FAMILIES.items():
+        lm = Path(judge_lm(micro_farm, fam))
+        head = torch.load(Path(train_judge(micro_farm, fam)) / "head.pt")
+        assert not Path(head["tuned"]).is_absolute()
+        assert (Path(train_judge(micro_farm, fam)) / head["tuned"]).resolve() == lm.resolve()
+        assert len(head["tuned_index"]) > 0
+        sizes[f] = read_json(lm / "train_info.json")["examples"]
+        assert sizes[f] == n_demos(micro_farm, fam)
+    assert sizes["gpt4"] > sizes["chatgpt"] > sizes["davinci"]
+    none = JUDGE_FAMILIES["davinci"].__class__("none", pairs=100, demos=0)
+    assert judge_lm(micro_farm, none) is None and n_demos(micro_farm, none) == 0
+
+
 def test_pool_has_13_members_and_order_is_randomized(lms):
     pool = default_pool()
     assert len(pool) == 13 and len({j.name for j in pool}) == 13
@@ -152,6 +175,8 @@ def test_pool_scores_each_output_once_per_family(micro_farm):
         single_judge(fresh).annotate_pairs(pairs, seed=s)
     outputs = {(p["instruction"], p["input"], p[k]) for p in pairs for k in ("output_1", "output_2")}
     assert fresh["gpt4"].scored == len(outputs) and reader.read == len(outputs)  # one forward per output
+    for lm in fresh.values():  # and one per output through each family's own tuned LM
+        assert lm.tuned is not None and lm.tuned.read == lm.scored
     assert all(lm.scored <= len(outputs) for lm in fresh.values())
 
 

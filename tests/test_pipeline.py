@@ -58,6 +58,11 @@ def test_artifact_keys_do_not_depend_on_the_working_directory(micro_farm, monkey
     monkeypatch.chdir(micro_farm.root.parent)
     relative = Farm("micro", root=micro_farm.root.name)
     assert Path(relative.sft_model()).resolve() == Path(micro_farm.sft_model()).resolve()
+    # also where an artifact's inputs name another artifact's path as such (a judge head names the base LM)
+    from farmlib.annotators.learned import JUDGE_FAMILIES, train_judge
+
+    fam = JUDGE_FAMILIES["davinci"]
+    assert Path(train_judge(relative, fam)).resolve() == Path(train_judge(micro_farm, fam)).resolve()
 
 
 def test_lora_finetuning_on_the_tiny_model(micro_farm):

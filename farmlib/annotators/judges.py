@@ -150,35 +150,59 @@ def feature_index(reads: str, layers: int, hidden: int) -> list[int]:
         return fluency + surf
     if reads == "surface":
         return surf
-    raise ValueError(f"unknown reads {reads!r}: all | fluency | surface")
+    if reads == "fluency_only":  # what a family reads of its own tuned LM
+        return fluency
+    raise ValueError(f"unknown reads {reads!r}: all | fluency | surface | fluency_only")
 
 
 class JudgeLM:
-    """One judge family: a linear head, learned Bradley–Terry, on what its reader sees of the text."""
+    """One judge family: a linear head, learned Bradley–Terry, on what its readers see of the text: the
+    world's base LM (``reader``) and, where the family has one, its own instruction-tuned LM (``tuned``: how
+    likely an LM that learned to answer instructions finds the response, a knowledge the base LM lacks)."""
 
     def __init__(self, reader: TextReader, weight: torch.Tensor, index: list[int], name: str = "judge_lm",
-                 logit_scale: float = 1.0):
-        self.reader, self.name = reader, name
+                 logit_scale: float = 1.0, tuned: TextReader | None = None, tuned_index: list[int] = ()):
+        self.reader, self.tuned, self.name = reader, tuned, name
         self.weight, self.index = logit_scale * weight.float(), torch.tensor(index)
+        self.tuned_index = torch.tensor(list(tuned_index), dtype=torch.long)
         self._cache: dict[tuple[str, str, str], float] = {}
         self.scored = 0
 
     @classmethod
     def load(cls, path: str | Path, reader: TextReader, name: str = "judge_lm", logit_scale: float = 1.0) -> JudgeLM:
         """A trained head (``judge_head`` artifact; its unit is the spread of its margins on its makers'
-        pairs), its scores multiplied by ``logit_scale`` (how decisive the judge is)."""
+        pairs), its scores multiplied by ``logit_scale`` (how decisive the judge is). The family's tuned LM,
+        if any, is read from the artifact the head names (a folder relative to the head's)."""
         head = torch.load(Path(path) / "head.pt")
-        return cls(reader, head["weight"], head["index"], name, logit_scale)
+        tuned = None
+        if head.get("tuned"):
+            device = next(reader.model.parameters()).device
+            tuned = TextReader.load(Path(path) / head["tuned"], reader.tok, str(device), reader.max_length)
+        return cls(reader, head["weight"], head["index"], name, logit_scale, tuned, head.get("tuned_index", ()))
+
+    def features(self, records: list[dict], key: str = "output") -> torch.Tensor:
+        """What the head reads of each record's ``key``: the base reader's chosen features, then the tuned
+        LM's (:func:`read_features`)."""
+        return read_features(self.reader, self.index, self.tuned, self.tuned_index, records, key)
 
     def scores(self, records: list[dict], key: str = "output") -> list[float]:
         """``r(x, y)`` for each record (``y = record[key]``)."""
         keys = [(r["instruction"], r.get("input", ""), r[key]) for r in records]
         todo = list(dict.fromkeys(k for k in keys if k not in self._cache))
         if todo:
-            f = self.reader.features([{"instruction": i, "input": x, "output": o} for i, x, o in todo])
-            self._cache.update(zip(todo, (f[:, self.index] @ self.weight).tolist()))
+            f = self.features([{"instruction": i, "input": x, "output": o} for i, x, o in todo])
+            self._cache.update(zip(todo, (f @ self.weight).tolist()))
             self.scored += len(todo)
         return [self._cache[k] for k in keys]
+
+
+def read_features(reader: TextReader, index, tuned: TextReader | None, tuned_index, records: list[dict],
+                  key: str = "output") -> torch.Tensor:
+    """``reader``'s features at ``index``, and ``tuned``'s at ``tuned_index`` beside them (if ``tuned``)."""
+    f = reader.features(records, key)[:, torch.as_tensor(index, dtype=torch.long)]
+    if tuned is None:
+        return f
+    return torch.cat([f, tuned.features(records, key)[:, torch.as_tensor(tuned_index, dtype=torch.long)]], 1)
 
 
 @dataclass(frozen=True)

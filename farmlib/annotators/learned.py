@@ -1,38 +1,42 @@
 """How FarmWorld's judges are made: what each judge family learned from (training time only).
 
-A judge (``p_sim``) is a *learned model that only sees text*. Every family reads with the world's
-pretrained base LM (:meth:`farmlib.pipeline.Farm.base_model`: trained on world text, never on
-instructions or preferences; :class:`~farmlib.annotators.judges.TextReader`) and has its own linear
-head, fitted Bradley–Terry (:func:`farmlib.methods.reward_model.bt_loss`) on comparisons its
-*makers* collected. Those comparisons are not the crowd's labels:
+A judge (``p_sim``) is a *learned model that only sees text*. Each family has two readers and a head:
 
-* **other people**: each family's makers hired a small panel of labellers (a
-  :class:`~farmlib.annotators.people.Crowd` with its own seed and 3–8 people); a small panel's mean
-  taste is not the crowd's, and each pair gets one noisy label;
-* **other pairs**: answers of the world's writers (the makers' mix of careful, hurried, rambling and
-  list-loving writers) to instructions of the ``unlabeled`` split — never the evaluation, validation
-  or preference instructions; a share of each family's pairs sets a correct answer against a
-  corruption of it (:mod:`farmlib.world.degenerate`): the "web text" a judge has seen fail;
-* **other amounts and capacity** (:data:`JUDGE_FAMILIES`): ``gpt4`` saw the most pairs, labelled by
-  the largest panel, with the most degenerate examples, and its head reads every layer of the LM
-  (last token and mean of the response); ``chatgpt`` saw half as many, from a panel of four, and
-  reads the last layer; ``davinci`` saw a quarter, from a panel of three, and reads only the last
-  layer's last token. All heads also see three surface features (log words, log lines, list or not).
+* **its own instruction-tuned LM** (:func:`judge_lm`): the world's pretrained base LM fine-tuned on an
+  expert writer's answers to instructions of the ``unlabeled`` split, as an LLM judge learned to answer
+  before it was asked to judge. How likely it finds a response (the statistics of its tokens'
+  log-probabilities) is what the judge knows of the task: an LM that learned the world's facts and tasks
+  from good answers finds a correct, on-topic answer likelier than a wrong one;
+* **the world's base LM** (:meth:`farmlib.pipeline.Farm.base_model`, trained on world text, never on
+  instructions or preferences; :class:`~farmlib.annotators.judges.TextReader`), shared by the families:
+  how fluent the response is, and surface features (length, lines, list, word variety);
+* **a linear head**, fitted Bradley–Terry (:func:`farmlib.methods.reward_model.bt_loss`) on comparisons
+  its *makers* collected — not the crowd's labels:
 
-Why not a judge LM that reads the judging prompt (:class:`~farmlib.annotators.lm_judge.LMJudge`),
-or a fine-tuned scorer? Both were measured too slow for the book's CPU budget at ``tiny``: a
-judging prompt with the system text and two outputs is 300–600 tokens, and fine-tuning our LM costs
-about 2–3 s per step of 32 sequences on the book's 2-core machine; a fully fine-tuned scorer with the
-reward model's loop (:func:`farmlib.methods.reward_model.fit`) barely moved from chance in the
-few dozen steps the budget allows (loss 0.693 → 0.68 at ``micro``), while a head on frozen features
-learns from the same pairs in a second. So a family's body is frozen and shared; reading is one
-forward pass per output (cached, shared by the 13 members), and a comparison is the difference of
-two scores. The prompt's differences between members (position, batch, format, instructions to
-prefer long or short answers) are named mechanisms on the answer
-(:class:`farmlib.annotators.judges.JudgeConfig`).
+  - **other people**: each family's makers hired a small panel of labellers (a
+    :class:`~farmlib.annotators.people.Crowd` with its own seed and 3–8 people); a small panel's mean
+    taste is not the crowd's, and each pair gets one noisy label;
+  - **other pairs**: answers of the world's writers (the makers' mix of careful, hurried, rambling and
+    list-loving writers) to instructions of the ``unlabeled`` split — never the evaluation, validation
+    or preference instructions; a share of each family's pairs sets a correct answer against a
+    corruption of it (:mod:`farmlib.world.degenerate`): the "web text" a judge has seen fail.
 
-The world is used *here*, to write and label the makers' pairs. At judging time a judge holds a
-reader (an LM and a tokenizer) and a weight vector, nothing else (tests check it).
+The families (:data:`JUDGE_FAMILIES`) differ in amounts and capacity: ``gpt4``'s LM was tuned on the most
+demonstrations and its head saw the most pairs, from the largest panel, with the most degenerate examples;
+``chatgpt`` had half as much of each and a panel of four; ``davinci`` a quarter, a panel of three, and a head
+that reads only the surface features of the base LM's view (and its own LM's likelihoods).
+
+Why not a judge LM that reads the whole judging prompt (:class:`~farmlib.annotators.lm_judge.LMJudge`)?
+A million-parameter LM cannot follow a judging prompt (chapter 4 measures it: near chance), and a judging
+prompt is 300–600 tokens. So the judging prompt's differences between members (position, batch, format,
+instructions to prefer long or short answers) are named mechanisms on the answer
+(:class:`farmlib.annotators.judges.JudgeConfig`), and reading is one forward pass per output and reader
+(cached, shared by the 13 members); a comparison is the difference of two scores. Measured at ``tiny``
+(chapter 4's calibration pairs, greedy gpt4 head against the people's majority): 54–58 % when the heads read
+only the base LM, 69 % with the tuned LM.
+
+The world is used *here*, to write the demonstrations and to write and label the makers' pairs. At judging
+time a judge holds two readers (LMs and a tokenizer) and a weight vector, nothing else (tests check it).
 """
 
 from __future__ import annotations
@@ -62,6 +66,8 @@ class FamilyConfig:
     labeller_seed: int = 1
     degenerate: float = 0.2  # share of pairs that set a correct answer against a corruption of it
     same_writer: float = 0.5  # share of the other pairs that are two answers of one writer
+    demos: int = 0  # expert demonstrations its own LM was instruction-tuned on, at scale 1 (0: base LM only)
+    demo_epochs: float = 3.0  # epochs of that instruction tuning
     l2: float = 1e-3  # weight decay of the head
     steps: int = 300  # full-batch optimizer steps
     lr: float = 0.03
@@ -70,10 +76,12 @@ class FamilyConfig:
 
 #: The three families (pairs at scale 1, times the profile's scale).
 JUDGE_FAMILIES: dict[str, FamilyConfig] = {
-    "gpt4": FamilyConfig("gpt4", pairs=8000, reads="fluency", labellers=8, labeller_seed=101, degenerate=0.3),
-    "chatgpt": FamilyConfig("chatgpt", pairs=4000, reads="fluency", labellers=4, labeller_seed=202, degenerate=0.15),
+    "gpt4": FamilyConfig("gpt4", pairs=8000, reads="fluency", labellers=8, labeller_seed=101, degenerate=0.3,
+                         demos=20_000, demo_epochs=3),
+    "chatgpt": FamilyConfig("chatgpt", pairs=4000, reads="fluency", labellers=4, labeller_seed=202, degenerate=0.15,
+                            demos=10_000, demo_epochs=2),
     "davinci": FamilyConfig("davinci", pairs=2000, reads="surface", labellers=3, labeller_seed=303,
-                            degenerate=0.05),
+                            degenerate=0.05, demos=5_000, demo_epochs=2),
 }
 
 #: The writers whose answers the makers collected (the world's writers, of mixed care and style).
@@ -86,7 +94,7 @@ MAKERS_WRITERS = (
 
 
 #: What the heads read and how they are stored; bump when that changes (it is part of every key below).
-HEAD_VERSION = "last+mean per layer, fluency, surface v2; unit: margin sd"
+HEAD_VERSION = "base LM (last+mean per layer, fluency, surface) + tuned LM fluency v3; unit: margin sd"
 
 
 def judges_key() -> dict:
@@ -149,10 +157,39 @@ def n_pairs(farm, fam: FamilyConfig) -> int:
     return max(16, round(fam.pairs * farm.profile.scale))
 
 
+def n_demos(farm, fam: FamilyConfig) -> int:
+    """The expert demonstrations the family's LM is tuned on at the farm's profile (0: it has none)."""
+    return max(16, round(fam.demos * farm.profile.scale)) if fam.demos > 0 else 0
+
+
+def judge_lm(farm, fam: FamilyConfig) -> str | None:
+    """The family's own instruction-tuned LM (an artifact ``judge_lm``), or None if it has none
+    (``demos == 0``): the world's base LM fine-tuned on the expert writer's answers to ``demos × scale``
+    instructions of the ``unlabeled`` split (the makers' demonstrations: more of them for a stronger family).
+    An LM that learned to answer instructions finds a correct, on-topic answer likelier than a wrong one;
+    this is how a judge comes to know what the task asks — by having learned to do it, as an LLM judge
+    has — without ever holding the world."""
+    if fam.demos <= 0:
+        return None
+    from farmlib.profiles import TrainConfig
+    from farmlib.world import format_prompt
+
+    recs = farm.splits()["unlabeled"][:n_demos(farm, fam)]
+    rng = random.Random(f"judge-demos-{fam.name}-{fam.seed}")
+    pairs = [(format_prompt(r["instruction"], r["input"]), farm.world.write(r, EXPERT, rng)) for r in recs]
+    train = TrainConfig(epochs=fam.demo_epochs, lr=farm.profile.sft.lr, batch_size=farm.profile.sft.batch_size,
+                        seed=fam.seed)
+    return farm.finetune("judge_lm", {"family": fam.name, "demos": len(pairs), "writer": EXPERT.name,
+                                      "data": farm._splits_config()}, pairs, train, start=farm.base_model())
+
+
 def train_judge(farm, fam: FamilyConfig) -> str:
-    """The family's head: an artifact with ``head.pt`` (weights in raw feature units and the feature
-    indices it reads) and ``train_info.json``. The body is the farm's base LM (:meth:`Farm.judge_reader`)."""
-    from farmlib.annotators.judges import feature_index
+    """The family's head: an artifact with ``head.pt`` (weights in raw feature units, the feature
+    indices it reads, and its tuned LM's folder relative to the head's) and ``train_info.json``. Its
+    readers are the farm's base LM (:meth:`Farm.judge_reader`) and the family's tuned LM (:func:`judge_lm`)."""
+    import os
+
+    from farmlib.annotators.judges import TextReader, feature_index, read_features
     from farmlib.methods.common import loser, winner
 
     reader = farm.judge_reader()
@@ -162,20 +199,27 @@ def train_judge(farm, fam: FamilyConfig) -> str:
 
     def build(work: Path) -> None:
         t0 = time.time()
+        lm_path = judge_lm(farm, fam)
+        t_lm = time.time() - t0
         pairs = makers_pairs(farm.world, farm.splits()["unlabeled"], fam, n, seed=fam.seed)
-        t_data = time.time() - t0
+        t_data = time.time() - t0 - t_lm
         idx = feature_index(fam.reads, reader.layers, reader.hidden)
-        fw = reader.features([dict(r, output=winner(r)) for r in pairs])[:, idx]
-        fl = reader.features([dict(r, output=loser(r)) for r in pairs])[:, idx]
-        t_read = time.time() - t0 - t_data
+        tuned = tuned_idx = None
+        if lm_path:
+            tuned = TextReader.load(lm_path, reader.tok, farm.profile.device, reader.max_length)
+            tuned_idx = feature_index("fluency_only", tuned.layers, tuned.hidden)
+        fw = read_features(reader, idx, tuned, tuned_idx, [dict(r, output=winner(r)) for r in pairs])
+        fl = read_features(reader, idx, tuned, tuned_idx, [dict(r, output=loser(r)) for r in pairs])
+        t_read = time.time() - t0 - t_lm - t_data
         weight, history = fit_head(fw, fl, fam)
         margin_sd = ((fw - fl) @ weight).std().item()
         weight = weight / max(margin_sd, 1e-6)  # one unit = the spread of its margins on its makers' pairs
         acc = ((fw @ weight) > (fl @ weight)).float().mean().item()
-        torch.save({"weight": weight, "index": idx}, work / "head.pt")
+        torch.save({"weight": weight, "index": idx, "tuned": os.path.relpath(lm_path, work) if lm_path else "",
+                    "tuned_index": tuned_idx or []}, work / "head.pt")
         write_json(work / "history.json", history)
-        write_json(work / "train_info.json", {"seconds": time.time() - t0, "data_seconds": t_data,
-                                              "read_seconds": t_read, "pairs": len(pairs), "features": len(idx),
+        write_json(work / "train_info.json", {"seconds": time.time() - t0, "lm_seconds": t_lm, "data_seconds": t_data,
+                                              "read_seconds": t_read, "pairs": len(pairs), "features": fw.size(1),
                                               "train_accuracy": acc, "family": asdict(fam),
                                               "margin_sd_raw": margin_sd,
                                               "final_loss": history[-1]["loss"] if history else math.nan})
@@ -189,7 +233,7 @@ def train_judge(farm, fam: FamilyConfig) -> str:
 #: noisy, so its margins are small); LLM judges are sharper than their evidence. The scale is chosen from
 #: ``grid`` so that ``p_sim^eval`` agrees with the people's majority as often as the paper's pool (65 %) on
 #: the *calibration pairs* (:func:`calibration_pairs`), and reported on disjoint held-out pairs (chapter 4).
-CALIBRATION = {"knob": "logit scale", "grid": (1.0, 2.0, 4.0, 8.0), "target": "p_sim_eval agreement",
+CALIBRATION = {"knob": "logit scale", "grid": (1.0, 2.0, 4.0, 8.0, 16.0, 32.0), "target": "p_sim_eval agreement",
                "target_value": 0.65, "draws": 4}
 
 
