@@ -30,10 +30,10 @@ board = leaderboard_of_methods(Farm("micro"), names[::-1] if sys.argv[1] == "rev
 print(json.dumps(board.drop(columns=["train_seconds", "paper_row", "paper_sim", "paper_human"]).to_dict("records")))
 """
 #: Keys of the JSON files that hold wall-clock times (train_info.json, info.json, history.json, metrics.json).
-TIMING = {"seconds", "steps_per_second", "data_seconds", "read_seconds"}
+TIMING = {"seconds", "steps_per_second", "lm_seconds", "data_seconds", "read_seconds"}
 #: Every kind of artifact the leaderboard builds.
 KINDS = {"splits", "tokenizer", "base", "sft", "samples", "preferences", "reward_model", "feedme",
-         "reward_conditioning", "dpo", "kto", "best_of_n", "expert_iteration", "ppo", "quark", "judge_head",
+         "reward_conditioning", "dpo", "kto", "best_of_n", "expert_iteration", "ppo", "quark", "judge_lm", "judge_head",
          "judge_calibration"}
 
 
