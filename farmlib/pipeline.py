@@ -416,8 +416,10 @@ class Farm:
             from farmlib.annotators.learned import JUDGE_FAMILIES, calibrate, train_judge
 
             k = calibrate(self)["logit_scale"]
+            tuned = self._cache.setdefault("tuned_readers", {})  # shared with the calibration, if it ran here
             self._cache["judge_lms"] = {f: JudgeLM.load(train_judge(self, cfg), self.judge_reader(), name=f,
-                                                        logit_scale=k) for f, cfg in JUDGE_FAMILIES.items()}
+                                                        logit_scale=k, tuned_readers=tuned)
+                                        for f, cfg in JUDGE_FAMILIES.items()}
         return self._cache["judge_lms"]
 
     def judge_train_info(self) -> dict[str, dict]:

@@ -37,6 +37,7 @@ class TrainConfig:
     max_steps: int = -1
     save_every: int = 200
     seed: int = 0
+    group_by_length: bool = True  # batches of similar-length examples (less padding), as transformers' option
 
 
 @dataclass

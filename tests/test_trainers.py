@@ -105,15 +105,11 @@ def test_our_dpo_loss_equals_trls_on_the_same_batch(micro_farm):
     policy.eval()
     with torch.no_grad():
         trl_loss = trainer.compute_loss(policy, batch).item()
-        ids, mask, completion = batch["input_ids"], batch["attention_mask"], batch["completion_mask"]
-        n = ids.size(0) // 2  # TRL stacks [chosen; rejected]
-
-        def seq_logps(model):
-            logits = model(input_ids=ids, attention_mask=mask).logits[:, :-1].float()
-            logp = torch.log_softmax(logits, -1).gather(-1, ids[:, 1:, None]).squeeze(-1)
-            return (logp * completion[:, 1:]).sum(1)
-
-        pi, rf = seq_logps(policy), seq_logps(ref)
+        # our training loop's path: our tokenization, our batch, our log-probabilities, our loss
+        pairs = dpo.encode(tok, prefs, micro_farm.profile.model.max_length)
+        ours_batch = dpo.pair_batch(tok, pairs, list(range(len(prefs))), "cpu")
+        pi, rf = dpo.sequence_logprobs(policy, ours_batch), dpo.sequence_logprobs(ref, ours_batch)
+        n = len(prefs)
         ours, margin = dpo.dpo_loss(pi[:n], pi[n:], rf[:n], rf[n:], beta=0.1)
     assert abs(margin).max() > 0.01  # the policy really differs from the reference
     assert ours.item() == pytest.approx(trl_loss, rel=1e-4, abs=1e-5)

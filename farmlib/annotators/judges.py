@@ -169,15 +169,22 @@ class JudgeLM:
         self.scored = 0
 
     @classmethod
-    def load(cls, path: str | Path, reader: TextReader, name: str = "judge_lm", logit_scale: float = 1.0) -> JudgeLM:
+    def load(cls, path: str | Path, reader: TextReader, name: str = "judge_lm", logit_scale: float = 1.0,
+             tuned_readers: dict | None = None) -> JudgeLM:
         """A trained head (``judge_head`` artifact; its unit is the spread of its margins on its makers'
         pairs), its scores multiplied by ``logit_scale`` (how decisive the judge is). The family's tuned LM,
-        if any, is read from the artifact the head names (a folder relative to the head's)."""
+        if any, is read from the artifact the head names (a folder relative to the head's); pass a dict as
+        ``tuned_readers`` to share that reader, and what it has read, between heads loaded more than once."""
         head = torch.load(Path(path) / "head.pt")
         tuned = None
         if head.get("tuned"):
-            device = next(reader.model.parameters()).device
-            tuned = TextReader.load(Path(path) / head["tuned"], reader.tok, str(device), reader.max_length)
+            where = (Path(path) / head["tuned"]).resolve()
+            tuned = (tuned_readers or {}).get(where)
+            if tuned is None:
+                device = next(reader.model.parameters()).device
+                tuned = TextReader.load(where, reader.tok, str(device), reader.max_length)
+                if tuned_readers is not None:
+                    tuned_readers[where] = tuned
         return cls(reader, head["weight"], head["index"], name, logit_scale, tuned, head.get("tuned_index", ()))
 
     def features(self, records: list[dict], key: str = "output") -> torch.Tensor:

@@ -262,9 +262,10 @@ def calibrate(farm) -> dict:
         pairs = calibration_pairs(farm)
         humans = crowd_labels(Crowd(farm.world), pairs, n=CALIBRATION["draws"])
         heads = {f: train_judge(farm, c) for f, c in JUDGE_FAMILIES.items()}
-        rows = []
+        rows, tuned = [], farm._cache.setdefault("tuned_readers", {})  # each tuned LM loaded once per farm
         for k in CALIBRATION["grid"]:
-            lms = {f: JudgeLM.load(h, farm.judge_reader(), name=f, logit_scale=k) for f, h in heads.items()}
+            lms = {f: JudgeLM.load(h, farm.judge_reader(), name=f, logit_scale=k, tuned_readers=tuned)
+                   for f, h in heads.items()}
             draws, _ = annotator_draws(pool_eval(lms), pairs, n=CALIBRATION["draws"])
             rows.append({"logit_scale": k, **stats(draws, humans, pairs)})
         best = min(rows, key=lambda r: abs(r["agreement"] - CALIBRATION["target_value"]))

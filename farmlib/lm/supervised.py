@@ -49,6 +49,23 @@ def collate(batch: list[tuple[list[int], int]], pad_id: int) -> dict[str, torch.
     return {"input_ids": input_ids, "attention_mask": mask, "labels": labels}
 
 
+def length_grouped_batches(lengths: list[int], batch_size: int, seed: int, group: int = 16) -> list[list[int]]:
+    """One epoch's batches of indices: shuffled, then sorted by length inside windows of ``group`` batches,
+    and the batches shuffled again. Each batch holds examples of similar length, so little of it is padding
+    (on tiny's SFT set, 54 % of the tokens of a random batch are real, about 95 % of a grouped one), while
+    which examples meet in a batch and the batch order stay random. Same lengths and seed, same batches."""
+    rng = random.Random(seed)
+    order = list(range(len(lengths)))
+    rng.shuffle(order)
+    window = batch_size * group
+    batches = []
+    for s in range(0, len(order), window):
+        chunk = sorted(order[s:s + window], key=lambda j: lengths[j])
+        batches += [chunk[i:i + batch_size] for i in range(0, len(chunk), batch_size)]
+    rng.shuffle(batches)
+    return batches
+
+
 def lm_loss(model, batch: dict[str, torch.Tensor]) -> torch.Tensor:
     """Mean next-token cross-entropy over the labelled tokens."""
     logits = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).logits
@@ -115,18 +132,17 @@ def train_lm(model, tokenizer, pairs: list[tuple[str, str]], cfg: TrainConfig, w
             set_rng_state(state["rng"])
     if acc is not None:
         net, opt = acc.prepare(model, opt)
-    order: list[int] = []
+    batches: list[list[int]] = []
+    lengths = [len(ids) if cfg.group_by_length else 0 for ids, _ in data]  # all 0: plain shuffled batches
     t0, tokens = time.time(), 0
     bar = progress(range(start, total), desc=desc, leave=False, mininterval=2)
     if acc is not None and not acc.is_main_process:
         bar = range(start, total)
     for step in bar:
         epoch = step // steps_per_epoch
-        if not order or step % steps_per_epoch == 0:
-            order = list(range(len(data)))
-            random.Random(cfg.seed * 1000 + epoch).shuffle(order)
-        i = step % steps_per_epoch
-        items = [data[j] for j in order[i * cfg.batch_size:(i + 1) * cfg.batch_size]]
+        if not batches or step % steps_per_epoch == 0:
+            batches = length_grouped_batches(lengths, cfg.batch_size, cfg.seed * 1000 + epoch)
+        items = [data[j] for j in batches[step % steps_per_epoch]]
         if acc is not None:  # this process's share (a process left without one computes a zero loss)
             mine = items[acc.process_index::acc.num_processes]
             items, has_data = mine or items[:1], bool(mine)

@@ -21,7 +21,7 @@ import transformers
 from transformers import AutoModelForSequenceClassification
 
 from farmlib.artifacts import read_json, write_json
-from farmlib.lm.supervised import lr_at
+from farmlib.lm.supervised import length_grouped_batches, lr_at
 from farmlib.methods.common import loser, score, winner
 from farmlib.profiles import TrainConfig
 from farmlib.progress import progress
@@ -39,6 +39,7 @@ class RewardModelConfig:
     batch_size: int = 32  # pairs per step
     seed: int = 0  # initialisation of the head and data order
     flip_rate: float = 0.0  # share of training labels flipped at random on top of the annotator's (label-noise ablation)
+    group_by_length: bool = True  # batches of pairs of similar length (less padding)
 
 
 def config_key(cfg: RewardModelConfig) -> dict:
@@ -113,12 +114,14 @@ def fit(model, tok, pairs: list[dict], cfg: RewardModelConfig, max_length: int) 
     sched = TrainConfig(lr=cfg.lr, warmup_ratio=0.05)
     history, t0 = [], time.time()
     torch.manual_seed(cfg.seed)
-    order: list[int] = []
+    # a pair's length in characters: its instruction and longer output (chosen and rejected are padded together)
+    lengths = [len(r["instruction"]) + len(r.get("input", "")) + max(len(r["output_1"]), len(r["output_2"]))
+               if cfg.group_by_length else 0 for r in pairs]
+    batches: list[list[int]] = []
     for step in progress(range(total), desc="reward model", leave=False, mininterval=2):
         if step % steps_per_epoch == 0:
-            order = list(range(len(pairs)))
-            random.Random(cfg.seed + step).shuffle(order)
-        batch = [pairs[j] for j in order[(step % steps_per_epoch) * cfg.batch_size:][:cfg.batch_size]]
+            batches = length_grouped_batches(lengths, cfg.batch_size, cfg.seed + step)
+        batch = [pairs[j] for j in batches[step % steps_per_epoch]]
         chosen = [dict(r, output=winner(r)) for r in batch]
         rejected = [dict(r, output=loser(r)) for r in batch]
         r = _forward(model, tok, _texts(tok, chosen) + _texts(tok, rejected), max_length)
