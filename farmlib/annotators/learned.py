@@ -102,7 +102,7 @@ def judges_key() -> dict:
     the key of every artifact built from their labels (:meth:`farmlib.pipeline.Farm.artifact`), so a
     change of the judges never reuses labels of the old ones."""
     return {"families": {f: asdict(c) for f, c in JUDGE_FAMILIES.items()}, "head": HEAD_VERSION,
-            "calibration": CALIBRATION}
+            "calibration": CALIBRATION, "corruptions": list(CORRUPTIONS)}  # the makers' degenerate kinds
 
 
 def makers_pairs(world, records: list[dict], fam: FamilyConfig, n: int, seed: int = 0) -> list[dict]:
@@ -195,7 +195,7 @@ def train_judge(farm, fam: FamilyConfig) -> str:
     reader = farm.judge_reader()
     n = n_pairs(farm, fam)
     cfg = {"base": farm.base_model(), "family": asdict(fam), "n": n, "data": farm._splits_config(),
-           "max_length": reader.max_length, "head": HEAD_VERSION}
+           "max_length": reader.max_length, "head": HEAD_VERSION, "corruptions": list(CORRUPTIONS)}
 
     def build(work: Path) -> None:
         t0 = time.time()

@@ -101,11 +101,29 @@ def _run_on(ans: str, rec: dict, world: FarmWorld, rng: random.Random) -> str:
     return f"{ans}\n\n### Instruction:\n{other['instruction']}\n\n### Response:\n"
 
 
+def _splice(ans: str, rec: dict, world: FarmWorld, rng: random.Random) -> str:
+    """Fragments of two to four words cut from the answer and from a correct answer to another
+    instruction, shuffled and strung together with line breaks and list markers: stock phrases that
+    each read well, saying nothing (what a policy can drift into when its trainer rewards form)."""
+    other = world.write(world.sample_task(rng), CORRECT, rng)
+    pieces = []
+    for text in (ans, other):
+        ws = text.split()
+        i = 0
+        while i < len(ws):
+            k = rng.randint(2, 4)
+            pieces.append(" ".join(ws[i:i + k]))
+            i += k
+    rng.shuffle(pieces)
+    pieces = pieces[: max(3, len(ans.split()) // 3 + 2)]
+    return pieces[0] + "".join(rng.choice(["\n- ", " ", "\n"]) + p for p in pieces[1:])
+
+
 #: Each corruption kind: a function of (correct answer, record, world, rng).
 CORRUPTIONS: dict[str, Callable[[str, dict, FarmWorld, random.Random], str]] = {
     "repetition loop": _loop, "repeated sentence": _repeat, "shuffled words": _shuffle, "off-topic": _off_topic,
     "instruction echo": _echo, "truncated": _truncate, "padded": _pad, "wrong facts": _wrong,
-    "garbled words": _garble, "runs into a new prompt": _run_on,
+    "garbled words": _garble, "runs into a new prompt": _run_on, "spliced fragments": _splice,
 }
 
 
