@@ -122,7 +122,8 @@ def spread_summary(runs: pd.DataFrame, annotators: tuple[str, ...] = ("p_sim_eva
 
 def compare(farm, named_outputs: dict[str, list[dict]], annotators: tuple[str, ...] = ("p_sim_eval", "human")) -> pd.DataFrame:
     """Win-rate vs the reference (± standard error) under each annotator that exists in this world
-    (:meth:`~farmlib.pipeline.Farm.evaluation_annotators`), and average length."""
+    (:meth:`~farmlib.pipeline.Farm.evaluation_annotators`), average length, and (FarmWorld) the share of
+    outputs with repetition or disfluency (:func:`defect_rates`)."""
     annotators = farm.evaluation_annotators(annotators)
     rows = []
     for name, outs in named_outputs.items():
@@ -131,6 +132,8 @@ def compare(farm, named_outputs: dict[str, list[dict]], annotators: tuple[str, .
             wr, _ = farm.evaluate(outs, a)
             row[f"win-rate ({a})"] = f"{wr.win_rate:.1f} ± {wr.standard_error:.1f}"
         row["avg length (chars)"] = round(sum(len(o["output"]) for o in outs) / len(outs))
+        for k, v in defect_rates(farm, outs).items():  # degenerate text shows here (FarmWorld only)
+            row[k.replace("_rate", "") + " %"] = round(100 * v)
         rows.append(row)
     return pd.DataFrame(rows).set_index("model")
 
