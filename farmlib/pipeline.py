@@ -417,10 +417,21 @@ class Farm:
 
             k = calibrate(self)["logit_scale"]
             tuned = self._cache.setdefault("tuned_readers", {})  # shared with the calibration, if it ran here
-            self._cache["judge_lms"] = {f: JudgeLM.load(train_judge(self, cfg), self.judge_reader(), name=f,
-                                                        logit_scale=k, tuned_readers=tuned)
-                                        for f, cfg in JUDGE_FAMILIES.items()}
+            heads = {f: train_judge(self, cfg) for f, cfg in JUDGE_FAMILIES.items()}
+            self._cache["judge_lms"] = {f: JudgeLM.load(h, self.judge_reader(), name=f, logit_scale=k,
+                                                        tuned_readers=tuned, store=self.judge_scores(h))
+                                        for f, h in heads.items()}
         return self._cache["judge_lms"]
+
+    def judge_scores(self, head: str):
+        """The on-disk store of a judge head's scores (``<runs>/<profile>/judge_scores/<head>.sqlite``), one
+        per farm: what a family read in one chapter, the next chapter does not read again."""
+        from farmlib.annotators.judges import ScoreStore
+
+        stores = self._cache.setdefault("judge_scores", {})
+        if head not in stores:
+            stores[head] = ScoreStore(Path(head).parent.parent / "judge_scores" / f"{Path(head).name}.sqlite")
+        return stores[head]
 
     def judge_train_info(self) -> dict[str, dict]:
         """Each judge family's ``train_info.json`` (seconds, pairs, final loss)."""

@@ -180,6 +180,28 @@ def test_pool_scores_each_output_once_per_family(micro_farm):
     assert all(lm.scored <= len(outputs) for lm in fresh.values())
 
 
+def test_score_store_spares_a_second_process_the_reading(micro_farm, tmp_path):
+    """A family's scores written to its store are read back, by a fresh judge with an empty reader, as the
+    same numbers, and nothing is run through the LMs again; the logit scale applies on top of the store."""
+    from farmlib.annotators import JudgeLM, TextReader
+    from farmlib.annotators.judges import ScoreStore
+    from farmlib.annotators.learned import JUDGE_FAMILIES, train_judge
+
+    head = train_judge(micro_farm, JUDGE_FAMILIES["gpt4"])
+    pairs = _pairs(40)
+    first = JudgeLM.load(head, TextReader.load(micro_farm.base_model(), micro_farm.tokenizer()), name="gpt4",
+                         store=ScoreStore(tmp_path / "gpt4.sqlite"))
+    want = first.scores(pairs, "output_1")
+    assert first.scored == len({p["output_1"] for p in pairs}) == len(first.store)
+    reader = TextReader.load(micro_farm.base_model(), micro_farm.tokenizer())
+    again = JudgeLM.load(head, reader, name="gpt4", logit_scale=3.0, store=ScoreStore(tmp_path / "gpt4.sqlite"))
+    assert again.scores(pairs, "output_1") == [3.0 * x for x in want]
+    assert again.scored == 0 and reader.read == 0 and again.tuned.read == 0
+    fresh = again.scores(pairs, "output_2")  # outputs it never saw are read, and stored
+    assert again.scored > 0 and len(again.store) == len({p[k] for p in pairs for k in ("output_1", "output_2")})
+    assert fresh == pytest.approx([3.0 * x for x in first.scores(pairs, "output_2")], abs=1e-5)
+
+
 def test_prefer_long_and_short_instructions_move_the_judge(lms):
     """The instruction moves the margin towards the longer (shorter) output; the model is the same."""
     pairs = [p for p in _pairs(100) if len(p["output_1"].split()) != len(p["output_2"].split())]

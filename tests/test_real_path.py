@@ -202,9 +202,10 @@ class WhereAmI(torch.nn.Module):
         super().__init__()
         self.w, self.vocab, self.seen = torch.nn.Parameter(torch.zeros(1, device=device)), vocab, set()
 
-    def forward(self, input_ids, attention_mask, position_ids):
+    def forward(self, input_ids, attention_mask, position_ids, logits_to_keep=0):
         self.seen |= {t.device.type for t in (input_ids, attention_mask, position_ids)}
-        return SimpleNamespace(logits=self.w + torch.zeros(*input_ids.shape, self.vocab, device=self.w.device))
+        logits = self.w + torch.zeros(*input_ids.shape, self.vocab, device=self.w.device)
+        return SimpleNamespace(logits=logits[:, -logits_to_keep:])  # as HF: the last positions (0: all)
 
 
 def test_quark_batches_are_built_on_the_policys_device(tok):

@@ -95,14 +95,15 @@ class TextReader:
 
         prompts = [format_prompt(i, x) for i, x, _ in keys]
         texts = [p + o + self.tok.eos_token for p, (_, _, o) in zip(prompts, keys)]
-        n_prompt = [len(self.tok(p, add_special_tokens=False)["input_ids"]) for p in prompts]
+        n_prompt = [len(ids) for ids in self.tok(prompts, add_special_tokens=False)["input_ids"]]
         side, self.tok.truncation_side = self.tok.truncation_side, "left"
         enc = self.tok(texts, return_tensors="pt", padding=True, truncation=True, max_length=self.max_length,
                        add_special_tokens=False)
         self.tok.truncation_side = side
         device = next(self.model.parameters()).device
         ids, mask = enc["input_ids"].to(device), enc["attention_mask"].to(device)
-        out = self.model(input_ids=ids, attention_mask=mask, position_ids=positions(mask), output_hidden_states=True)
+        body, head = self.model.get_decoder(), self.model.get_output_embeddings()
+        out = body(input_ids=ids, attention_mask=mask, position_ids=positions(mask), output_hidden_states=True)
         hs = out.hidden_states[1:]  # one per layer
         total = mask.sum(1)
         n_resp = (total - torch.tensor(n_prompt, device=device)).clamp(min=1)
@@ -111,9 +112,13 @@ class TextReader:
         end = last_index(mask)
         rows = torch.arange(mask.size(0), device=device)
         feats = [torch.cat([h[rows, end], torch.einsum("bl,blh->bh", w, h)], -1).float() for h in hs]
-        # fluency: log-probabilities the LM gives the response's tokens (each predicted from the one before)
-        lp = torch.log_softmax(out.logits[:, :-1].float(), -1).gather(-1, ids[:, 1:, None])[..., 0]
-        r = resp[:, 1:].float()
+        # fluency: log-probabilities the LM gives the response's tokens (each predicted from the one before;
+        # the LM head runs only at the positions that predict one)
+        r = resp[:, 1:]
+        logits = head(out.last_hidden_state[:, :-1][r]).float()
+        lp_r = torch.log_softmax(logits, -1).gather(-1, ids[:, 1:][r][:, None])[:, 0]
+        lp = torch.zeros(r.shape, dtype=lp_r.dtype, device=device).masked_scatter(r, lp_r)
+        r = r.float()
         n = r.sum(1).clamp(min=1)
         mean = (lp * r).sum(1) / n
         spread = ((((lp - mean[:, None]) ** 2) * r).sum(1) / n).sqrt()
@@ -128,6 +133,7 @@ class TextReader:
         todo = list(dict.fromkeys(k for k in keys if k not in self._cache))
         if todo:
             t0 = time.perf_counter()
+            todo.sort(key=lambda k: len(k[0]) + len(k[1]) + len(k[2]))  # batches of similar length: little padding
             for i in range(0, len(todo), self.batch_size):
                 chunk = todo[i:i + self.batch_size]
                 self._cache.update(zip(chunk, self._forward(chunk)))
@@ -161,20 +167,22 @@ class JudgeLM:
     likely an LM that learned to answer instructions finds the response, a knowledge the base LM lacks)."""
 
     def __init__(self, reader: TextReader, weight: torch.Tensor, index: list[int], name: str = "judge_lm",
-                 logit_scale: float = 1.0, tuned: TextReader | None = None, tuned_index: list[int] = ()):
-        self.reader, self.tuned, self.name = reader, tuned, name
-        self.weight, self.index = logit_scale * weight.float(), torch.tensor(index)
+                 logit_scale: float = 1.0, tuned: TextReader | None = None, tuned_index: list[int] = (),
+                 store: ScoreStore | None = None):
+        self.reader, self.tuned, self.name, self.store = reader, tuned, name, store
+        self.weight, self.index, self.logit_scale = weight.float(), torch.tensor(index), logit_scale
         self.tuned_index = torch.tensor(list(tuned_index), dtype=torch.long)
-        self._cache: dict[tuple[str, str, str], float] = {}
-        self.scored = 0
+        self._cache: dict[tuple[str, str, str], float] = {}  # the head's raw score (before logit_scale)
+        self.scored = 0  # outputs actually read (not found in memory or in the store)
 
     @classmethod
     def load(cls, path: str | Path, reader: TextReader, name: str = "judge_lm", logit_scale: float = 1.0,
-             tuned_readers: dict | None = None) -> JudgeLM:
+             tuned_readers: dict | None = None, store: ScoreStore | None = None) -> JudgeLM:
         """A trained head (``judge_head`` artifact; its unit is the spread of its margins on its makers'
         pairs), its scores multiplied by ``logit_scale`` (how decisive the judge is). The family's tuned LM,
         if any, is read from the artifact the head names (a folder relative to the head's); pass a dict as
-        ``tuned_readers`` to share that reader, and what it has read, between heads loaded more than once."""
+        ``tuned_readers`` to share that reader, and what it has read, between heads loaded more than once.
+        ``store``: the head's scores on disk (:class:`ScoreStore`), shared by every process that judges."""
         head = torch.load(Path(path) / "head.pt")
         tuned = None
         if head.get("tuned"):
@@ -185,7 +193,7 @@ class JudgeLM:
                 tuned = TextReader.load(where, reader.tok, str(device), reader.max_length)
                 if tuned_readers is not None:
                     tuned_readers[where] = tuned
-        return cls(reader, head["weight"], head["index"], name, logit_scale, tuned, head.get("tuned_index", ()))
+        return cls(reader, head["weight"], head["index"], name, logit_scale, tuned, head.get("tuned_index", ()), store)
 
     def features(self, records: list[dict], key: str = "output") -> torch.Tensor:
         """What the head reads of each record's ``key``: the base reader's chosen features, then the tuned
@@ -193,14 +201,57 @@ class JudgeLM:
         return read_features(self.reader, self.index, self.tuned, self.tuned_index, records, key)
 
     def scores(self, records: list[dict], key: str = "output") -> list[float]:
-        """``r(x, y)`` for each record (``y = record[key]``)."""
+        """``r(x, y)`` for each record (``y = record[key]``): ``logit_scale`` times the head's score."""
         keys = [(r["instruction"], r.get("input", ""), r[key]) for r in records]
         todo = list(dict.fromkeys(k for k in keys if k not in self._cache))
+        if todo and self.store is not None:
+            self._cache.update(self.store.get(todo))
+            todo = [k for k in todo if k not in self._cache]
         if todo:
             f = self.features([{"instruction": i, "input": x, "output": o} for i, x, o in todo])
-            self._cache.update(zip(todo, (f @ self.weight).tolist()))
+            raw = dict(zip(todo, (f @ self.weight).tolist()))
+            self._cache.update(raw)
+            if self.store is not None:
+                self.store.put(raw)
             self.scored += len(todo)
-        return [self._cache[k] for k in keys]
+        return [self.logit_scale * self._cache[k] for k in keys]
+
+
+class ScoreStore:
+    """A judge head's scores on disk (SQLite, one row per ``(instruction, input, output)``), written as they
+    are computed: an output a family has read once, in any chapter or process, is never read again, as an
+    API judge's replies are kept (:mod:`farmlib.annotators.cache`). A score depends only on the head and
+    the text, so the store belongs to one head artifact (:meth:`farmlib.pipeline.Farm.judge_lms`)."""
+
+    def __init__(self, path: str | Path):
+        import sqlite3
+
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(self.path)
+        self._db.execute("CREATE TABLE IF NOT EXISTS scores (key TEXT PRIMARY KEY, score REAL NOT NULL)")
+        self._db.commit()
+
+    @staticmethod
+    def key(k: tuple[str, str, str]) -> str:
+        return hashlib.sha256("\x00".join(k).encode()).hexdigest()
+
+    def get(self, keys: list[tuple[str, str, str]]) -> dict[tuple[str, str, str], float]:
+        by_hash = {self.key(k): k for k in keys}
+        hashes, found = list(by_hash), {}
+        for i in range(0, len(hashes), 500):
+            chunk = hashes[i:i + 500]
+            rows = self._db.execute(f"SELECT key, score FROM scores WHERE key IN ({','.join('?' * len(chunk))})", chunk)
+            found.update((by_hash[h], v) for h, v in rows)
+        return found
+
+    def put(self, scores: dict[tuple[str, str, str], float]) -> None:
+        self._db.executemany("INSERT OR IGNORE INTO scores VALUES (?, ?)",
+                             [(self.key(k), v) for k, v in scores.items()])
+        self._db.commit()
+
+    def __len__(self) -> int:
+        return self._db.execute("SELECT COUNT(*) FROM scores").fetchone()[0]
 
 
 def read_features(reader: TextReader, index, tuned: TextReader | None, tuned_index, records: list[dict],

@@ -264,8 +264,8 @@ def calibrate(farm) -> dict:
         heads = {f: train_judge(farm, c) for f, c in JUDGE_FAMILIES.items()}
         rows, tuned = [], farm._cache.setdefault("tuned_readers", {})  # each tuned LM loaded once per farm
         for k in CALIBRATION["grid"]:
-            lms = {f: JudgeLM.load(h, farm.judge_reader(), name=f, logit_scale=k, tuned_readers=tuned)
-                   for f, h in heads.items()}
+            lms = {f: JudgeLM.load(h, farm.judge_reader(), name=f, logit_scale=k, tuned_readers=tuned,
+                                   store=farm.judge_scores(h)) for f, h in heads.items()}
             draws, _ = annotator_draws(pool_eval(lms), pairs, n=CALIBRATION["draws"])
             rows.append({"logit_scale": k, **stats(draws, humans, pairs)})
         best = min(rows, key=lambda r: abs(r["agreement"] - CALIBRATION["target_value"]))

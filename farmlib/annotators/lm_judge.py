@@ -15,6 +15,7 @@ import time
 import torch
 
 from farmlib.annotators.prompts import completion_prompt
+from farmlib.lm.model import logits_at
 
 
 class LMJudge:
@@ -31,27 +32,32 @@ class LMJudge:
         if self.labels[0] == self.labels[1]:
             raise ValueError(f"judge {name!r}: the tokenizer maps ' a' and ' b' to the same first token")
         self.seconds, self.comparisons = 0.0, 0
+        self._read: dict[str, torch.Tensor] = {}  # prompt -> label log-probabilities
 
     def _label_id(self, text: str) -> int:
         return self.tok(text, add_special_tokens=False)["input_ids"][0]
 
     @torch.no_grad()
     def label_logprobs(self, records: list[dict]) -> torch.Tensor:
-        """``[n, 2]`` log-probabilities of the labels a and b (renormalised over the two)."""
+        """``[n, 2]`` log-probabilities of the labels a and b (renormalised over the two). Each distinct prompt
+        is read once per judge (a pair shown in the same order again is not re-read), in batches of prompts of
+        similar length, and the LM head runs at each prompt's last token only."""
         device = next(self.model.parameters()).device
-        out = []
-        for i in range(0, len(records), self.batch_size):
-            prompts = [completion_prompt(r) for r in records[i:i + self.batch_size]]
+        prompts = [completion_prompt(r) for r in records]
+        todo = sorted({p for p in prompts if p not in self._read}, key=len)
+        for i in range(0, len(todo), self.batch_size):
+            chunk = todo[i:i + self.batch_size]
             side, self.tok.truncation_side = self.tok.truncation_side, "left"  # keep the end of the prompt
-            enc = self.tok(prompts, return_tensors="pt", padding=True, truncation=True, max_length=self.max_length)
+            enc = self.tok(chunk, return_tensors="pt", padding=True, truncation=True, max_length=self.max_length)
             self.tok.truncation_side = side
             ids, mask = enc["input_ids"].to(device), enc["attention_mask"].to(device)
             positions = (mask.cumsum(-1) - 1).clamp(min=0)  # left padding does not shift positions
-            logits = self.model(input_ids=ids, attention_mask=mask, position_ids=positions).logits
             end = mask.size(1) - 1 - mask.flip(1).argmax(1)  # each prompt's last token, whichever side pads
-            logits = logits[torch.arange(len(prompts)), end]
-            out.append(torch.log_softmax(logits[:, self.labels].float(), dim=-1).cpu())
-        return torch.cat(out) if out else torch.zeros(0, 2)
+            keep = torch.zeros_like(mask, dtype=torch.bool)
+            keep[torch.arange(len(chunk), device=device), end] = True
+            logits = logits_at(self.model, keep, input_ids=ids, attention_mask=mask, position_ids=positions)
+            self._read.update(zip(chunk, torch.log_softmax(logits[:, self.labels].float(), dim=-1).cpu()))
+        return torch.stack([self._read[p] for p in prompts]) if prompts else torch.zeros(0, 2)
 
     def annotate_pairs(self, records: list[dict], seed: int = 0) -> list[dict]:
         rng = random.Random(f"{self.name}-{self.seed}-{seed}")

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import torch
 
+from farmlib.lm.model import logits_at
 from farmlib.profiles import TrainConfig
 from farmlib.progress import progress
 from farmlib.seeding import rng_state, set_rng_state
@@ -67,11 +68,11 @@ def length_grouped_batches(lengths: list[int], batch_size: int, seed: int, group
 
 
 def lm_loss(model, batch: dict[str, torch.Tensor]) -> torch.Tensor:
-    """Mean next-token cross-entropy over the labelled tokens."""
-    logits = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).logits
-    logits, labels = logits[:, :-1], batch["labels"][:, 1:]
-    return torch.nn.functional.cross_entropy(logits.reshape(-1, logits.size(-1)).float(),
-                                             labels.reshape(-1), ignore_index=-100)
+    """Mean next-token cross-entropy over the labelled tokens (logits computed only where a label follows)."""
+    labels = batch["labels"][:, 1:]
+    keep = torch.nn.functional.pad(labels != -100, (0, 1))  # position t predicts the label at t + 1
+    logits = logits_at(model, keep, input_ids=batch["input_ids"], attention_mask=batch["attention_mask"])
+    return torch.nn.functional.cross_entropy(logits.float(), labels[labels != -100])
 
 
 def _distributed():

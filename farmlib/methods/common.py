@@ -70,8 +70,9 @@ def response_logits(model, seq: torch.Tensor, mask: torch.Tensor, n_query: int,
                     temperature: float = 1.0) -> torch.Tensor:
     """``[B, T, V]`` logits that predict the response tokens ``seq[:, n_query:]``, divided by the
     sampling ``temperature`` (so their softmax is the distribution the tokens were drawn from)."""
-    logits = model(input_ids=seq, attention_mask=mask, position_ids=positions(mask)).logits
-    return logits[:, n_query - 1:-1].float() / temperature
+    keep = seq.size(1) - n_query + 1  # the LM head runs only at the last positions, which predict the response
+    logits = model(input_ids=seq, attention_mask=mask, position_ids=positions(mask), logits_to_keep=keep).logits
+    return logits[:, :-1].float() / temperature
 
 
 def response_logprobs(model, seq: torch.Tensor, mask: torch.Tensor, n_query: int,

@@ -18,7 +18,7 @@ import torch
 import torch.nn.functional as F
 
 from farmlib.artifacts import write_json
-from farmlib.lm.model import load_model
+from farmlib.lm.model import load_model, logits_at
 from farmlib.lm.supervised import collate, encode_pairs, length_grouped_batches, lr_at
 from farmlib.methods.common import loser, winner
 from farmlib.profiles import TrainConfig
@@ -49,11 +49,13 @@ def dpo_loss(pi_chosen: torch.Tensor, pi_rejected: torch.Tensor, ref_chosen: tor
 def sequence_logprobs(model, batch: dict[str, torch.Tensor]) -> torch.Tensor:
     """``log pi(y|x)`` of each row of a :func:`~farmlib.lm.supervised.collate` batch: the sum over the
     labelled (response) tokens."""
-    logits = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).logits[:, :-1].float()
     labels = batch["labels"][:, 1:]
     mask = labels != -100
-    logp = torch.log_softmax(logits, -1).gather(-1, labels.clamp(min=0)[..., None]).squeeze(-1)
-    return (logp * mask).sum(1)
+    keep = torch.nn.functional.pad(mask, (0, 1))  # the LM head runs only where a response token is predicted
+    logits = logits_at(model, keep, input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).float()
+    logp = torch.log_softmax(logits, -1).gather(-1, labels[mask][:, None]).squeeze(-1)
+    per_token = torch.zeros(labels.shape, dtype=logp.dtype, device=logp.device).masked_scatter(mask, logp)
+    return per_token.sum(1)
 
 
 def encode(tok, prefs: list[dict], max_length: int) -> list[tuple[tuple[list[int], int], tuple[list[int], int]]]:

@@ -79,12 +79,16 @@ def _texts(tokenizer, records: list[dict], key: str = "output") -> list[str]:
 
 def rewards(model, tokenizer, records: list[dict], key: str = "output", batch_size: int = 64,
             max_length: int = 256) -> torch.Tensor:
-    """``r(x, y)`` for each record (``y = record[key]``), no grad."""
-    out = []
+    """``r(x, y)`` for each record (``y = record[key]``), no grad. Each distinct text is scored once, in
+    batches of texts of similar length (little padding)."""
+    texts = _texts(tokenizer, records, key)
+    todo = sorted(set(texts), key=len)
+    scored: dict[str, float] = {}
     with torch.no_grad():
-        for i in range(0, len(records), batch_size):
-            out.append(_forward(model, tokenizer, _texts(tokenizer, records[i:i + batch_size], key), max_length))
-    return torch.cat(out) if out else torch.zeros(0)
+        for i in range(0, len(todo), batch_size):
+            chunk = todo[i:i + batch_size]
+            scored.update(zip(chunk, _forward(model, tokenizer, chunk, max_length).tolist()))
+    return torch.tensor([scored[t] for t in texts])
 
 
 def _forward(model, tokenizer, texts: list[str], max_length: int) -> torch.Tensor:
