@@ -28,6 +28,9 @@ from farmlib.progress import ENV as PROGRESS_ENV
 from farmlib.progress import latest
 
 EXECUTED = Path("book") / "chapters"
+#: Names a file to which :meth:`farmlib.pipeline.Farm.write_metrics` appends the name of each metrics file
+#: it writes: how a build knows which metrics belong to which chapter, also when chapters run side by side.
+METRICS_LOG_ENV = "FARM_METRICS_LOG"
 
 
 class BookError(RuntimeError):
@@ -186,9 +189,17 @@ def chapter_key(src: Path, parameters: dict, library: str, runs: Path) -> str:
     return _sha256(json.dumps(inputs, sort_keys=True, default=str).encode())
 
 
-def _metrics_files(metrics: Path) -> dict[str, int]:
-    """The chapters' metrics files and their modification times (``build_times.json`` aside)."""
-    return {p.name: p.stat().st_mtime_ns for p in metrics.glob("*.json") if p.name != "build_times.json"}
+def note_metrics_written(path: Path) -> None:
+    """Tell the build executing this chapter (if any) that the chapter wrote the metrics file ``path``."""
+    log = os.environ.get(METRICS_LOG_ENV)
+    if log:
+        with open(log, "a") as fh:
+            fh.write(Path(path).name + "\n")
+
+
+def _written(log: Path) -> list[str]:
+    """The metrics files a chapter reported writing (:func:`note_metrics_written`)."""
+    return sorted(set(log.read_text().split())) if log.exists() else []
 
 
 def _record(dst: Path, key: str, metrics: Path, written: list[str], seconds: float) -> None:
@@ -231,6 +242,7 @@ class Status:
         self.n, self.estimate, self.every = n_chapters, estimate, every
         self.t_book = time.time()
         self.i, self.name, self.cell, self.cells, self.t_chapter = 0, "", 0, 0, time.time()
+        self.side: dict[int, tuple[str, float, Path]] = {}  # chapters running in their own processes
         fd, path = tempfile.mkstemp(prefix="farm-progress-", suffix=".txt")
         os.close(fd)
         self.progress_file = Path(path)
@@ -258,6 +270,15 @@ class Status:
         self._last_print = 0.0
         self.render(force=True)
 
+    def start(self, i: int, name: str, folder: Path) -> None:
+        """A chapter started in its own process, writing its status files into ``folder``."""
+        self.side[i] = (name, time.time(), folder)
+        self._last_print = 0.0
+        self.render(force=True)
+
+    def finish(self, i: int) -> None:
+        self.side.pop(i, None)
+
     def on_cell(self, index: int, total: int) -> None:
         self.cell, self.cells = index + 1, total
 
@@ -270,13 +291,21 @@ class Status:
 
     def line(self) -> str:
         now = time.time()
-        parts = [f"[{self.i}/{self.n}] {self.name}"]
-        if self.cells:
-            parts.append(f"cell {self.cell}/{self.cells}")
-        parts.append(_clock(now - self.t_chapter))
-        bar = latest(self.progress_file)
-        if bar:
-            parts.append(bar)
+        if self.side:
+            parts = []
+            for i, (name, t0, folder) in sorted(self.side.items()):
+                cell = (folder / "cell.txt").read_text().split() if (folder / "cell.txt").exists() else []
+                bar = latest(folder / "progress.txt")
+                parts.append(" ".join([f"[{i}/{self.n}] {name}", *([f"cell {cell[0]}/{cell[1]}"] if len(cell) == 2
+                                                                    else []), _clock(now - t0), bar]).strip())
+        else:
+            parts = [f"[{self.i}/{self.n}] {self.name}"]
+            if self.cells:
+                parts.append(f"cell {self.cell}/{self.cells}")
+            parts.append(_clock(now - self.t_chapter))
+            bar = latest(self.progress_file)
+            if bar:
+                parts.append(bar)
         if self.n > 1:
             book = f"book {_clock(now - self.t_book)}"
             parts.append(book + (f" of ~{_clock(self.estimate)}" if self.estimate else ""))
@@ -313,13 +342,96 @@ def _book_lock(path: Path):
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
+def default_jobs(profile: str = "tiny") -> int:
+    """How many chapters ``farm book`` executes side by side: ``$FARM_BOOK_JOBS``, else 2 on a CPU profile
+    with at least 2 cores, else 1 (on a GPU, one chapter at a time).
+
+    Why 2: most chapters wait for artifacts another chapter builds (the file locks of
+    :mod:`farmlib.artifacts` make the second one wait, then reuse), but much of a chapter is one-core Python
+    (sampling, judging, plotting, starting a kernel), and two single-threaded trainings get through 16 %
+    more work on 2 cores than one two-threaded training. Each chapter then gets ``cores // jobs`` threads.
+    On this machine the results do not depend on it: training and reading give the same bits with 1 or 2
+    threads (the reproducibility tests check artifacts bit for bit)."""
+    if os.environ.get("FARM_BOOK_JOBS"):
+        return max(1, int(os.environ["FARM_BOOK_JOBS"]))
+    from farmlib.profiles import PROFILES
+
+    cpu = PROFILES[profile].device == "cpu" if profile in PROFILES else True
+    return min(2, os.cpu_count() or 1) if cpu else 1
+
+
+def _execute_main() -> None:
+    """A chapter executed in its own process (``build_book`` with ``jobs > 1``): argv is the notebook, its
+    executed copy, the parameters (JSON), the working folder and a folder for the status files."""
+    src, dst, params, cwd, folder = sys.argv[1:6]
+    cells = Path(folder) / "cell.txt"
+    try:
+        execute_notebook(Path(src), Path(dst), json.loads(params), cwd=Path(cwd),
+                         on_cell=lambda i, n: cells.write_text(f"{i + 1} {n}"))
+    except BookError as e:
+        (Path(folder) / "error.txt").write_text(str(e))
+        sys.exit(3)
+
+
+def _execute_side_by_side(pending: list[tuple[int, Path]], jobs: int, params: dict, root: Path, keys: dict,
+                          metrics: Path, status: Status) -> dict[str, float]:
+    """Execute ``pending`` chapters (numbered), ``jobs`` at a time in reading order, each in its own process
+    with ``cores // jobs`` threads; record each as it finishes. After a failure no new chapter starts; the
+    running ones finish, then the first failure is raised."""
+    import shutil
+
+    threads = str(max(1, (os.cpu_count() or 1) // jobs))
+    running: dict[subprocess.Popen, tuple[int, Path, float, Path]] = {}
+    seconds: dict[str, float] = {}
+    failures: list[str] = []
+    queue = list(pending)
+    try:
+        while queue or running:
+            while queue and len(running) < jobs and not failures:
+                i, nb = queue.pop(0)
+                folder = Path(tempfile.mkdtemp(prefix="farm-chapter-"))
+                env = {**os.environ, PROGRESS_ENV: str(folder / "progress.txt"),
+                       METRICS_LOG_ENV: str(folder / "metrics.log"), "OMP_NUM_THREADS": threads,
+                       "MKL_NUM_THREADS": threads}
+                cmd = [sys.executable, "-c", "from farmlib.book import _execute_main; _execute_main()", str(nb),
+                       str(root / EXECUTED / nb.name), json.dumps(params), str(root), str(folder)]
+                with open(folder / "stderr.txt", "w") as err:
+                    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=err)
+                running[proc] = (i, nb, time.time(), folder)
+                status.start(i, nb.stem, folder)
+            time.sleep(0.2)
+            for proc in [p for p in running if p.poll() is not None]:
+                i, nb, t0, folder = running.pop(proc)
+                status.finish(i)
+                if proc.returncode == 0:
+                    seconds[nb.stem] = time.time() - t0
+                    _record(root / EXECUTED / nb.name, keys[nb], metrics, _written(folder / "metrics.log"),
+                            seconds[nb.stem])
+                    status.done(f"[{i}/{status.n}] {nb.stem}: {seconds[nb.stem]:.1f} s")
+                else:
+                    error = folder / "error.txt"
+                    failures.append(error.read_text() if error.exists() else
+                                    f"chapter {nb.stem} failed (exit {proc.returncode}):\n  " +
+                                    "\n  ".join((folder / "stderr.txt").read_text().strip().splitlines()[-15:]))
+                    status.done(f"[{i}/{status.n}] {nb.stem}: failed")
+                shutil.rmtree(folder, ignore_errors=True)
+    finally:
+        for proc in running:  # interrupted (Ctrl-C): stop the chapters still running
+            proc.terminate()
+    if failures:
+        raise ChapterFailed(failures[0])
+    return seconds
+
+
 def build_book(profile: str = "tiny", root: str | Path = ".", html: bool = True,
                only: list[str] | None = None, parameters: dict | None = None,
-               force: bool = False) -> dict[str, float]:
-    """Execute the chapters for ``profile`` and build ``_build/html``; returns seconds per step.
+               force: bool = False, jobs: int | None = None) -> dict[str, float]:
+    """Execute the chapters for ``profile`` and build ``_build/html``; returns seconds per step (``total``:
+    the wall clock).
 
     A chapter whose :func:`chapter_key` matches the one its executed copy recorded, and whose metrics
-    files are unchanged, is reused without running (``force``: execute every chapter anyway).
+    files are unchanged, is reused without running (``force``: execute every chapter anyway). ``jobs``
+    chapters run side by side (default :func:`default_jobs`), in reading order.
     Raises ``BookError`` with a message for the user when a chapter fails or the input is wrong.
     """
     from farmlib.profiles import PROFILES
@@ -347,19 +459,33 @@ def build_book(profile: str = "tiny", root: str | Path = ".", html: bool = True,
 
     times: dict[str, float] = {}
     executed: dict[str, float] = {}
-    with _book_lock(runs / ".book.lock"), Status(len(todo), estimate) as status:
+    jobs = max(1, jobs or default_jobs(profile))
+    t_build = time.time()
+    with _book_lock(runs / ".book.lock"), Status(len(todo), estimate and estimate / jobs) as status:
+        pending = []
         for i, nb in enumerate(todo, 1):
-            dst = root / EXECUTED / nb.name
             if reuse[nb]:
                 times[nb.stem] = 0.0
                 status.done(f"[{i}/{len(todo)}] {nb.stem}: reused (notebook, parameters and farmlib unchanged)")
-                continue
-            status.chapter(i, nb.stem)
-            before = _metrics_files(metrics)
-            times[nb.stem] = executed[nb.stem] = execute_notebook(nb, dst, params, cwd=root, on_cell=status.on_cell)
-            written = [n for n, t in _metrics_files(metrics).items() if before.get(n) != t]
-            _record(dst, keys[nb], metrics, written, times[nb.stem])
-            status.done(f"[{i}/{len(todo)}] {nb.stem}: {times[nb.stem]:.1f} s")
+            elif jobs == 1:
+                status.chapter(i, nb.stem)
+                dst = root / EXECUTED / nb.name
+                with tempfile.TemporaryDirectory(prefix="farm-chapter-") as tmp:
+                    log = Path(tmp) / "metrics.log"
+                    os.environ[METRICS_LOG_ENV] = str(log)
+                    try:
+                        times[nb.stem] = executed[nb.stem] = execute_notebook(nb, dst, params, cwd=root,
+                                                                              on_cell=status.on_cell)
+                    finally:
+                        os.environ.pop(METRICS_LOG_ENV, None)
+                    _record(dst, keys[nb], metrics, _written(log), times[nb.stem])
+                status.done(f"[{i}/{len(todo)}] {nb.stem}: {times[nb.stem]:.1f} s")
+            else:
+                pending.append((i, nb))
+        if pending:
+            seconds = _execute_side_by_side(pending, jobs, params, root, keys, metrics, status)
+            times.update(seconds)
+            executed.update(seconds)
         if html:
             status.chapter(len(todo), "building HTML with Jupyter Book")
             t0 = time.time()
@@ -372,7 +498,7 @@ def build_book(profile: str = "tiny", root: str | Path = ".", html: bool = True,
                 raise ChapterFailed("jupyter-book build failed (exit {}):\n  {}".format(proc.returncode, "\n  ".join(log)))
             times["html"] = executed["html"] = time.time() - t0
             status.done(f"HTML: {times['html']:.1f} s -> {index}")
-    times["total"] = sum(times.values())
+    times["total"] = time.time() - t_build  # wall clock: chapters side by side overlap
     if only is None and parameters is None:  # a whole default build: the next build's estimate
         write_json(last, {**{k: v for k, v in prev.items() if k != "total"}, **executed})
     return times

@@ -1,6 +1,6 @@
 """``farm``: the one way to run things.
 
-    farm book [--profile tiny] [--force]        execute every changed chapter and build the book
+    farm book [--profile tiny] [--force] [-j N] execute every changed chapter and build the book
     farm run NOTEBOOK -p NAME VALUE ...         rerun one chapter with new parameters
     farm leaderboard FILE... [-o out.csv]       win-rates from AlpacaEval annotation files
     farm data fetch [--dataset NAME] [--dir DIR]  download the manifest's files and verify them
@@ -26,7 +26,8 @@ def _value(text: str):
 def cmd_book(args) -> int:
     from farmlib.book import build_book
 
-    times = build_book(args.profile, args.root, html=not args.no_html, only=args.only, force=args.force)
+    times = build_book(args.profile, args.root, html=not args.no_html, only=args.only, force=args.force,
+                       jobs=args.jobs)
     print("seconds per step:", json.dumps({k: round(v, 1) for k, v in times.items()}))
     return 0
 
@@ -112,6 +113,8 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument("--no-html", action="store_true", help="execute the notebooks but skip Jupyter Book")
     b.add_argument("--force", action="store_true",
                    help="execute every chapter, also those unchanged since their last run (notebook, parameters, farmlib)")
+    b.add_argument("-j", "--jobs", type=int, default=None,
+                   help="chapters executed side by side (default: 2 on a CPU profile with 2+ cores, else 1)")
     b.set_defaults(fn=cmd_book)
 
     r = sub.add_parser("run", help="rerun one chapter with papermill")

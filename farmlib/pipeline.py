@@ -482,5 +482,8 @@ class Farm:
     def write_metrics(self, chapter: str, metrics: dict) -> None:
         """Save a chapter's headline numbers to ``runs/<profile>/metrics/<chapter>.json`` (on real data marked
         ``"real": true``). Returns nothing, so a chapter's last line writing them shows nothing on the page."""
+        from farmlib.book import note_metrics_written
+
         path = self.root / "metrics" / f"{chapter}.json"
         write_json(path, {"profile": self.profile.name, **({} if self.is_farmworld else {"real": True}), **metrics})
+        note_metrics_written(path)

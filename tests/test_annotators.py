@@ -202,6 +202,21 @@ def test_score_store_spares_a_second_process_the_reading(micro_farm, tmp_path):
     assert fresh == pytest.approx([3.0 * x for x in first.scores(pairs, "output_2")], abs=1e-5)
 
 
+def test_an_outputs_features_do_not_depend_on_the_batch_it_was_read_in(micro_farm):
+    """Read alone or among 60 other outputs of other lengths, an output's features are the same, bit for bit
+    (each is padded to its own bucket length): the score store holds the same numbers whoever read first."""
+    import torch
+
+    from farmlib.annotators import TextReader
+
+    recs = [dict(p, output=p["output_1"] + " " + p["output_2"][: 5 * k]) for k, p in enumerate(_pairs(60))]
+    many = TextReader.load(micro_farm.base_model(), micro_farm.tokenizer()).features(recs)
+    one = TextReader.load(micro_farm.base_model(), micro_farm.tokenizer())
+    assert len(set(one.bucket([(r["instruction"], r["input"], r["output"]) for r in recs]))) > 2
+    for k in (0, 17, 59):
+        assert torch.equal(one.features([recs[k]])[0], many[k])
+
+
 def test_prefer_long_and_short_instructions_move_the_judge(lms):
     """The instruction moves the margin towards the longer (shorter) output; the model is the same."""
     pairs = [p for p in _pairs(100) if len(p["output_1"].split()) != len(p["output_2"].split())]

@@ -11,11 +11,13 @@ from farmlib.book import ChapterFailed, build_book
 
 #: A toy chapter: it logs each execution and writes a metrics file, as the real chapters do.
 CODE = """import os, pathlib
+from farmlib.book import note_metrics_written
 runs = pathlib.Path(os.environ["FARM_RUNS"])
 with open(runs / "executions.log", "a") as f:
     f.write("{name}\\n")
 (runs / profile / "metrics").mkdir(parents=True, exist_ok=True)
-(runs / profile / "metrics" / "{name}.json").write_text(str(n))"""
+(runs / profile / "metrics" / "{name}.json").write_text(str(n))
+note_metrics_written(runs / profile / "metrics" / "{name}.json")  # as Farm.write_metrics does"""
 
 
 def write_chapter(root, name: str, n: int = 1, extra: str = "") -> None:
@@ -44,7 +46,7 @@ def toy(tmp_path, monkeypatch):
         def build(self, **kw) -> list[str]:
             log = runs / "executions.log"
             log.unlink(missing_ok=True)
-            build_book("micro", root, html=False, **kw)
+            build_book("micro", root, html=False, **{"jobs": 1, **kw})
             return log.read_text().split() if log.exists() else []
 
     return Toy()
@@ -96,3 +98,18 @@ def test_a_failed_chapter_is_never_reused(toy):
     write_chapter(toy.root, "02_b")  # back to the notebook of the last successful run: the same key
     assert toy.build() == ["02_b"]  # its executed copy is the failed run's, so it runs again
     assert toy.build() == []
+
+
+def test_chapters_side_by_side_record_their_own_metrics(toy, capsys):
+    """Two chapters in two processes: both run, each records the metrics it wrote (a second build reuses
+    both, and a changed metrics file re-executes only its chapter), and a failure is raised after the
+    chapters that were running have finished."""
+    write_chapter(toy.root, "03_c", extra="\nimport time; time.sleep(1)")
+    assert sorted(toy.build(jobs=2)) == ["01_a", "02_b", "03_c"]
+    assert toy.build(jobs=2) == []
+    (toy.runs / "micro" / "metrics" / "02_b.json").write_text("written by another run")
+    assert toy.build(jobs=2) == ["02_b"]
+    write_chapter(toy.root, "01_a", extra="\nraise ValueError('broken')")
+    with pytest.raises(ChapterFailed, match="broken"):
+        toy.build(jobs=2, force=True)
+    assert "02_b" in (toy.runs / "executions.log").read_text()  # the chapter beside it ran to the end

@@ -220,26 +220,6 @@ def test_quark_batches_are_built_on_the_policys_device(tok):
     assert policy.seen == ref.seen == {"meta"} and loss.device.type == "meta"
 
 
-# -- KTO: TRL's mismatched KL pairs do not share a prompt ------------------------------------------
-def test_kto_mismatched_pairs_rarely_share_a_prompt():
-    """TRL builds KTO's KL pairs by giving each row the previous row's completion, within batches of
-    ``per_device_train_batch_size`` rows of the dataset as we hand it over. Those pairs must be mismatched:
-    few rows may get a completion written for their own prompt."""
-    from farmlib.methods.kto import dataset
-
-    prefs = [{"instruction": f"Task number {i}.", "input": "", "output_1": f"good {i}", "output_2": f"bad {i}",
-              "preference": 1} for i in range(200)]
-    rows = dataset(prefs, "<eos>").to_list()
-    batch_size, shared = 32, 0
-    for s in range(0, len(rows), batch_size):
-        b = rows[s:s + batch_size]
-        shared += sum(b[i]["prompt"] == b[i - 1]["prompt"] for i in range(len(b)))  # b[-1] feeds b[0]
-    assert shared / len(rows) < 0.05, shared
-    # still one desirable and one undesirable row per pair
-    assert sorted((r["completion"], r["label"]) for r in rows) == sorted(
-        [(f"good {i}<eos>", True) for i in range(200)] + [(f"bad {i}<eos>", False) for i in range(200)])
-
-
 # -- the local LM judge reads each prompt's own last token -----------------------------------------
 @pytest.mark.parametrize("pad", [None, EOS])
 def test_lm_judge_answer_does_not_depend_on_the_batch(tok, pad):
@@ -249,11 +229,12 @@ def test_lm_judge_answer_does_not_depend_on_the_batch(tok, pad):
 
     right = PreTrainedTokenizerFast(tokenizer_object=Tokenizer.from_str(tok.backend_tokenizer.to_str()),
                                     eos_token=EOS, pad_token=pad, padding_side="right")
-    judge = LMJudge(neox_lm(right, seed=5), right, batch_size=2)
+    model = neox_lm(right, seed=5)
     short = {"instruction": "Name a fruit.", "input": "", "output_1": "A banana.", "output_2": "A carrot."}
     long = {"instruction": "Give three tips for staying healthy.", "input": "Be brief, please.",
             "output_1": "Eat well, sleep well and walk every day.", "output_2": "Name a fruit that is yellow."}
-    alone = judge.label_logprobs([short])
-    beside = judge.label_logprobs([short, long])
+    # a fresh judge per call: a judge reads each distinct prompt once and would answer the second time from memory
+    alone = LMJudge(model, right, batch_size=2).label_logprobs([short])
+    beside = LMJudge(model, right, batch_size=2).label_logprobs([short, long])
     assert torch.allclose(beside[:1], alone, atol=1e-5)
-    assert torch.allclose(beside[1:], judge.label_logprobs([long]), atol=1e-5)
+    assert torch.allclose(beside[1:], LMJudge(model, right, batch_size=2).label_logprobs([long]), atol=1e-5)

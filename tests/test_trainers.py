@@ -8,6 +8,7 @@ import torch
 
 from farmlib.methods import dpo, ppo, reward_model
 from farmlib.methods.common import response_logprobs
+from farmlib.progress import progress
 from farmlib.world import format_prompt
 
 
@@ -83,12 +84,30 @@ def test_ppo_loop_raises_the_reward(micro_farm, length_rm):
     assert all(not p.requires_grad for p in ref.parameters())  # the reference stays frozen
 
 
+def quiet(trainer, desc: str):
+    """A TRL/transformers trainer that shows one progress bar instead of printing every log line."""
+    from transformers.trainer_callback import PrinterCallback, ProgressCallback, TrainerCallback
+
+    class Bar(TrainerCallback):
+        def on_train_begin(self, args, state, control, **kw):
+            self.bar = progress(total=state.max_steps, desc=desc, leave=False)
+
+        def on_step_end(self, args, state, control, **kw):
+            self.bar.update(1)
+
+        def on_train_end(self, args, state, control, **kw):
+            self.bar.close()
+
+    for cb in (PrinterCallback, ProgressCallback):
+        trainer.remove_callback(cb)
+    trainer.add_callback(Bar())
+    return trainer
+
+
 def test_our_dpo_loss_equals_trls_on_the_same_batch(micro_farm):
     """TRL's DPOTrainer and :func:`farmlib.methods.dpo.dpo_loss` give the same loss on one batch, with a
     policy that differs from the reference (else both are log 2 and the test would prove nothing)."""
     import trl
-
-    from farmlib.methods.common import quiet
 
     sft, tok = micro_farm.sft_model(), micro_farm.tokenizer()
     prefs = micro_farm.preference_data("p_sim_ann")[:4]
@@ -113,6 +132,63 @@ def test_our_dpo_loss_equals_trls_on_the_same_batch(micro_farm):
         ours, margin = dpo.dpo_loss(pi[:n], pi[n:], rf[:n], rf[n:], beta=0.1)
     assert abs(margin).max() > 0.01  # the policy really differs from the reference
     assert ours.item() == pytest.approx(trl_loss, rel=1e-4, abs=1e-5)
+
+
+def test_our_kto_loss_equals_trls_on_the_same_batch(micro_farm):
+    """TRL's KTOTrainer and :func:`farmlib.methods.kto.kto_loss` give the same loss on one batch (its KL
+    reference point from the same mismatched pairs), with a policy that differs from the reference."""
+    import trl
+
+    from farmlib.lm.supervised import collate, encode_pairs
+    from farmlib.methods import kto
+    sft, tok = micro_farm.sft_model(), micro_farm.tokenizer()
+    prefs = micro_farm.preference_data("p_sim_ann")[:3]
+    policy, ref = micro_farm.load(sft), micro_farm.load(sft)
+    torch.manual_seed(0)
+    with torch.no_grad():  # the reference moved away from the policy: a KL estimate above 0, not clamped
+        for p in ref.parameters():
+            p.add_(0.05 * torch.randn_like(p))
+    max_length = micro_farm.profile.model.max_length
+    args = trl.KTOConfig(output_dir=str(micro_farm.root / "kto_test"), beta=0.1, per_device_train_batch_size=6,
+                         report_to=[], use_cpu=True, max_length=max_length, bf16=False)
+    data = kto.dataset(prefs, tok.eos_token)
+    trainer = quiet(trl.KTOTrainer(model=policy, ref_model=ref, args=args, train_dataset=data, processing_class=tok),
+                    "kto")
+    batch = next(iter(trainer.get_train_dataloader()))
+    policy.eval()
+    with torch.no_grad():
+        trl_loss = trainer.compute_loss(policy, batch).item()
+        # our loop's path: our tokenization (EOS appended), batches, KL pairs, log-probabilities and loss
+        rows = kto.examples(prefs)
+        assert [r["completion"] + tok.eos_token for r in rows] == data["completion"]  # the same order
+        encoded = encode_pairs(tok, [(r["prompt"], r["completion"]) for r in rows], max_length)
+        idx = list(range(len(rows)))
+        main, kl = (collate(b, tok.pad_token_id) for b in ([encoded[j] for j in idx], kto.mismatched(idx, encoded, max_length)))
+        z0 = (dpo.sequence_logprobs(policy, kl) - dpo.sequence_logprobs(ref, kl)).mean().clamp(min=0)
+        ours, reward = kto.kto_loss(dpo.sequence_logprobs(policy, main), dpo.sequence_logprobs(ref, main),
+                                    torch.tensor([r["label"] for r in rows]), z0, beta=0.1)
+    assert abs(reward).max() > 0.01 and z0 > 0  # the policy really differs from the reference
+    assert ours.item() == pytest.approx(trl_loss, rel=1e-4, abs=1e-5)
+
+
+def test_kto_kl_pairs_rarely_share_a_prompt():
+    """The KL reference point needs mismatched pairs: in our loop's shuffled, length-grouped batches, few
+    examples get a completion written for their own prompt (the pair's other output)."""
+    import random
+
+    from farmlib.lm.supervised import length_grouped_batches
+    from farmlib.methods import kto
+
+    prefs = [{"instruction": f"Task number {i}.", "input": "", "output_1": f"good {i}", "output_2": f"bad {i}",
+              "preference": 1} for i in range(200)]
+    rows = kto.examples(prefs)
+    assert sorted((r["completion"], r["label"]) for r in rows) == sorted(
+        [(f"good {i}", True) for i in range(200)] + [(f"bad {i}", False) for i in range(200)])
+    rng, shared = random.Random(0), 0
+    for batch in length_grouped_batches([len(r["prompt"] + r["completion"]) for r in rows], 32, 0):
+        rng.shuffle(batch)
+        shared += sum(rows[j]["prompt"] == rows[k]["prompt"] for j, k in zip(batch, batch[-1:] + batch[:-1]))
+    assert shared / len(rows) < 0.05, shared
 
 
 def test_response_logprobs_match_a_plain_forward(micro_farm):

@@ -54,6 +54,7 @@ def surface(text: str) -> list[float]:
 
 
 N_SURFACE = 5  # len(surface(...))
+BUCKET = 16  # a reader pads each output to its length rounded up to a multiple of this (TextReader.bucket)
 N_FLUENCY = 4  # the reader's log-probability statistics of the response
 
 
@@ -88,17 +89,31 @@ class TextReader:
     def width(self) -> int:
         return self.layers * 2 * self.hidden + N_FLUENCY + N_SURFACE
 
+    def _texts(self, keys: list[tuple[str, str, str]]) -> list[str]:
+        from farmlib.world import format_prompt
+
+        return [format_prompt(i, x) + o + self.tok.eos_token for i, x, o in keys]
+
+    def bucket(self, keys: list[tuple[str, str, str]]) -> list[int]:
+        """The padded length each output is read at: its token count rounded up to a multiple of
+        :data:`BUCKET` (at most ``max_length``). An output's features then depend on its text only, never
+        on the batch it was read in, so what the :class:`ScoreStore` keeps is the same whichever chapter
+        or process read it first."""
+        lengths = [len(ids) for ids in self.tok(self._texts(keys), add_special_tokens=False)["input_ids"]]
+        return [min(self.max_length, -(-n // BUCKET) * BUCKET) for n in lengths]
+
     @torch.no_grad()
-    def _forward(self, keys: list[tuple[str, str, str]]) -> torch.Tensor:
+    def _forward(self, keys: list[tuple[str, str, str]], length: int | None = None) -> torch.Tensor:
+        """Features of ``keys``, padded (on the left) to ``length`` tokens, or to the longest if None."""
         from farmlib.methods.common import last_index, positions
         from farmlib.world import format_prompt
 
         prompts = [format_prompt(i, x) for i, x, _ in keys]
-        texts = [p + o + self.tok.eos_token for p, (_, _, o) in zip(prompts, keys)]
+        texts = self._texts(keys)
         n_prompt = [len(ids) for ids in self.tok(prompts, add_special_tokens=False)["input_ids"]]
         side, self.tok.truncation_side = self.tok.truncation_side, "left"
-        enc = self.tok(texts, return_tensors="pt", padding=True, truncation=True, max_length=self.max_length,
-                       add_special_tokens=False)
+        enc = self.tok(texts, return_tensors="pt", padding="max_length" if length else True, truncation=True,
+                       max_length=length or self.max_length, add_special_tokens=False)
         self.tok.truncation_side = side
         device = next(self.model.parameters()).device
         ids, mask = enc["input_ids"].to(device), enc["attention_mask"].to(device)
@@ -133,10 +148,13 @@ class TextReader:
         todo = list(dict.fromkeys(k for k in keys if k not in self._cache))
         if todo:
             t0 = time.perf_counter()
-            todo.sort(key=lambda k: len(k[0]) + len(k[1]) + len(k[2]))  # batches of similar length: little padding
-            for i in range(0, len(todo), self.batch_size):
-                chunk = todo[i:i + self.batch_size]
-                self._cache.update(zip(chunk, self._forward(chunk)))
+            by_length: dict[int, list[tuple[str, str, str]]] = {}
+            for k, n in zip(todo, self.bucket(todo)):
+                by_length.setdefault(n, []).append(k)
+            for n, group in sorted(by_length.items()):  # batches of one padded length
+                for i in range(0, len(group), self.batch_size):
+                    chunk = group[i:i + self.batch_size]
+                    self._cache.update(zip(chunk, self._forward(chunk, n)))
             self.seconds += time.perf_counter() - t0
             self.read += len(todo)
         if not keys:
@@ -228,7 +246,7 @@ class ScoreStore:
 
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(self.path)
+        self._db = sqlite3.connect(self.path, timeout=120)  # chapters side by side may write at once
         self._db.execute("CREATE TABLE IF NOT EXISTS scores (key TEXT PRIMARY KEY, score REAL NOT NULL)")
         self._db.commit()
 

@@ -1,5 +1,5 @@
 """What several methods share: reading a preference pair, log-probabilities of responses, rollouts,
-reward-model scores, and running a TRL trainer quietly.
+and reward-model scores.
 
 Layout of a batch of responses: prompts left-padded to ``n_query`` tokens, responses right-padded,
 so the logits at positions ``n_query-1 .. -2`` predict the response tokens.
@@ -7,16 +7,11 @@ so the logits at positions ``n_query-1 .. -2`` predict the response tokens.
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
-from pathlib import Path
 
 import torch
 
-from farmlib.artifacts import write_json
-from farmlib.lm.model import load_model
 from farmlib.lm.sampling import sample_batch
-from farmlib.progress import progress
 
 
 @dataclass
@@ -112,48 +107,3 @@ def rollout(policy, tok, prompts: list[str], temperature: float, max_new_tokens:
         resp = torch.full((q.size(0), 1), tok.eos_token_id, device=device)
     response_mask = until_eos(resp, tok.eos_token_id)
     return torch.cat([q, resp], 1), torch.cat([qm, response_mask], 1), response_mask.float(), q.size(1)
-
-
-# -- TRL trainers (DPO, KTO) -----------------------------------------------------------------------
-def quiet(trainer, desc: str):
-    """A TRL/transformers trainer that shows one progress bar instead of printing every log line."""
-    from transformers.trainer_callback import PrinterCallback, ProgressCallback, TrainerCallback
-
-    class Bar(TrainerCallback):
-        def on_train_begin(self, args, state, control, **kw):
-            self.bar = progress(total=state.max_steps, desc=desc, leave=False)
-
-        def on_step_end(self, args, state, control, **kw):
-            self.bar.update(1)
-
-        def on_train_end(self, args, state, control, **kw):
-            self.bar.close()
-
-    for cb in (PrinterCallback, ProgressCallback):
-        trainer.remove_callback(cb)
-    trainer.add_callback(Bar())
-    return trainer
-
-
-def run_trl(farm, sft: str, work: Path, config_cls, trainer_cls, cfg, data, desc: str) -> None:
-    """Train a TRL preference trainer (DPO, KTO) from ``sft`` against a frozen SFT reference; save the
-    model, tokenizer and TRL's log (``history.json``) into ``work``."""
-    import datasets
-
-    datasets.disable_progress_bars()  # TRL tokenizes with datasets.map: its bars are noise in the book
-    tok, prof = farm.tokenizer(), farm.profile
-    # TRL still calls transformers' deprecated gradient_checkpointing names: FutureWarnings on the page
-    warnings.filterwarnings("ignore", message=".*gradient_checkpointing.* is deprecated", category=FutureWarning)
-    args = config_cls(
-        output_dir=str(work / "trl"), beta=cfg.beta, num_train_epochs=cfg.epochs, learning_rate=cfg.lr,
-        per_device_train_batch_size=cfg.batch_size, lr_scheduler_type="cosine", warmup_steps=0.05,
-        logging_steps=1, save_strategy="no", report_to=[], seed=cfg.seed, data_seed=cfg.seed, use_cpu=prof.device == "cpu",
-        max_length=prof.model.max_length, disable_tqdm=True, bf16=False,
-    )
-    model = load_model(sft, prof.device).train()
-    trainer = quiet(trainer_cls(model=model, ref_model=load_model(sft, prof.device), args=args,
-                                train_dataset=data, processing_class=tok), desc)
-    trainer.train()
-    model.save_pretrained(work)
-    tok.save_pretrained(work)
-    write_json(work / "history.json", [h for h in trainer.state.log_history if "loss" in h])
