@@ -24,8 +24,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from farmlib.artifacts import read_json, write_json
-from farmlib.progress import BUSY_ENV, latest
 from farmlib.progress import ENV as PROGRESS_ENV
+from farmlib.progress import latest
 
 EXECUTED = Path("book") / "chapters"
 #: Names a file to which :meth:`farmlib.pipeline.Farm.write_metrics` appends the name of each metrics file
@@ -349,10 +349,9 @@ def default_jobs(profile: str = "tiny") -> int:
     Why 2: most chapters wait for artifacts another chapter builds (the file locks of
     :mod:`farmlib.artifacts` make the second one wait, then reuse), but much of a chapter is one-core Python
     (sampling, judging, plotting, starting a kernel), and two single-threaded trainings get through 16 %
-    more work on 2 cores than one two-threaded training. A chapter computing alone gets every core, chapters
-    computing together share them (:func:`farmlib.progress.share_cores`); OpenMP's idle threads sleep
-    (``OMP_WAIT_POLICY=PASSIVE``), so a moment of overlap does not stall both. On this machine the results do
-    not depend on it: training and reading give the same bits with 1 or 2 threads."""
+    more work on 2 cores than one two-threaded training. Each chapter then gets ``cores // jobs`` threads.
+    On this machine the results do not depend on it: training and reading give the same bits with 1 or 2
+    threads (the reproducibility tests check artifacts bit for bit)."""
     if os.environ.get("FARM_BOOK_JOBS"):
         return max(1, int(os.environ["FARM_BOOK_JOBS"]))
     from farmlib.profiles import PROFILES
@@ -381,8 +380,7 @@ def _execute_side_by_side(pending: list[tuple[int, Path]], jobs: int, params: di
     running ones finish, then the first failure is raised."""
     import shutil
 
-    threads = str(max(1, (os.cpu_count() or 1) // jobs))  # at the start; then farmlib.progress.share_cores
-    busy = Path(tempfile.mkdtemp(prefix="farm-busy-"))
+    threads = str(max(1, (os.cpu_count() or 1) // jobs))
     running: dict[subprocess.Popen, tuple[int, Path, float, Path]] = {}
     seconds: dict[str, float] = {}
     failures: list[str] = []
@@ -393,8 +391,8 @@ def _execute_side_by_side(pending: list[tuple[int, Path]], jobs: int, params: di
                 i, nb = queue.pop(0)
                 folder = Path(tempfile.mkdtemp(prefix="farm-chapter-"))
                 env = {**os.environ, PROGRESS_ENV: str(folder / "progress.txt"),
-                       METRICS_LOG_ENV: str(folder / "metrics.log"), BUSY_ENV: str(busy), "OMP_NUM_THREADS": threads,
-                       "MKL_NUM_THREADS": threads, "OMP_WAIT_POLICY": "PASSIVE"}  # idle threads sleep, not spin
+                       METRICS_LOG_ENV: str(folder / "metrics.log"), "OMP_NUM_THREADS": threads,
+                       "MKL_NUM_THREADS": threads}
                 cmd = [sys.executable, "-c", "from farmlib.book import _execute_main; _execute_main()", str(nb),
                        str(root / EXECUTED / nb.name), json.dumps(params), str(root), str(folder)]
                 with open(folder / "stderr.txt", "w") as err:
@@ -420,7 +418,6 @@ def _execute_side_by_side(pending: list[tuple[int, Path]], jobs: int, params: di
     finally:
         for proc in running:  # interrupted (Ctrl-C): stop the chapters still running
             proc.terminate()
-        shutil.rmtree(busy, ignore_errors=True)
     if failures:
         raise ChapterFailed(failures[0])
     return seconds

@@ -8,19 +8,13 @@ written there and the ``farm`` process shows the latest one on its status line. 
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Iterable
-from pathlib import Path
 
 from tqdm.auto import tqdm as _auto_tqdm
 from tqdm.std import tqdm as _std_tqdm
 
 ENV = "FARM_PROGRESS"
-#: Set by ``farm book`` when chapters run side by side: a folder where each chapter's process marks, while
-#: it works through a loop, that it is computing (:func:`share_cores`).
-BUSY_ENV = "FARM_BUSY"
 _stream = None
-_checked = [0.0]
 
 
 def _file():
@@ -33,40 +27,10 @@ def _file():
     return _stream
 
 
-def share_cores(every: float = 1.0) -> None:
-    """Where chapters run side by side (``$FARM_BUSY``), give this process's torch all the cores while no other
-    chapter is computing, and an equal share while some are: a chapter waiting for another's artifact
-    leaves its cores to it. At most once every ``every`` seconds; each call marks this process as computing."""
-    folder = os.environ.get(BUSY_ENV)
-    now = time.time()
-    if not folder or now - _checked[0] < every:
-        return
-    _checked[0] = now
-    import torch
-
-    mark = Path(folder) / str(os.getpid())
-    mark.touch()
-    busy = sum(1 for p in Path(folder).iterdir() if now - p.stat().st_mtime < 8 * every)  # this one among them
-    threads = max(1, (os.cpu_count() or 1) // max(busy, 1))
-    if torch.get_num_threads() != threads:
-        torch.set_num_threads(threads)
-
-
-def _sharing(iterable: Iterable):
-    for item in iterable:
-        share_cores()
-        yield item
-
-
 def progress(iterable: Iterable | None = None, **kwargs):
-    """``tqdm(iterable, **kwargs)``, shown on ``farm``'s status line when run by ``farm`` (and, where chapters
-    run side by side, sharing the cores at each step: :func:`share_cores`)."""
+    """``tqdm(iterable, **kwargs)``, shown on ``farm``'s status line when run by ``farm``."""
     f = _file()
     kwargs.setdefault("leave", False)
-    if iterable is not None and os.environ.get(BUSY_ENV):
-        if hasattr(iterable, "__len__"):
-            kwargs.setdefault("total", len(iterable))
-        iterable = _sharing(iterable)
     if f is None:
         return _auto_tqdm(iterable, **kwargs)
     kwargs.setdefault("mininterval", 0.5)

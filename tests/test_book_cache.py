@@ -113,33 +113,3 @@ def test_chapters_side_by_side_record_their_own_metrics(toy, capsys):
     with pytest.raises(ChapterFailed, match="broken"):
         toy.build(jobs=2, force=True)
     assert "02_b" in (toy.runs / "executions.log").read_text()  # the chapter beside it ran to the end
-
-
-def test_a_chapter_alone_gets_every_core_and_shares_them_with_a_busy_one(tmp_path, monkeypatch):
-    """``share_cores``: all the cores while no other chapter has marked itself computing lately, half of them
-    while another has (on a 2-core machine: 2 threads, then 1)."""
-    import os
-    import time
-
-    import torch
-
-    from farmlib import progress
-
-    cores = os.cpu_count() or 1
-    monkeypatch.setenv(progress.BUSY_ENV, str(tmp_path))
-    monkeypatch.setattr(progress, "_checked", [0.0])
-    before = torch.get_num_threads()
-    try:
-        progress.share_cores()
-        assert torch.get_num_threads() == cores
-        (tmp_path / "other").touch()  # another chapter, computing
-        progress._checked[0] = 0.0
-        progress.share_cores()
-        assert torch.get_num_threads() == max(1, cores // 2)
-        old = time.time() - 60
-        os.utime(tmp_path / "other", (old, old))  # it stopped (waits for an artifact, or finished)
-        progress._checked[0] = 0.0
-        progress.share_cores()
-        assert torch.get_num_threads() == cores
-    finally:
-        torch.set_num_threads(before)

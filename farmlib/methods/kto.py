@@ -9,7 +9,8 @@ Each output's implicit reward ``beta * log(pi(y|x) / ref(y|x))`` is set against 
 with another example's completion) and not differentiated. The loss (:func:`kto_loss`, Eq. 7 of the
 paper; a test checks it equals the loss TRL's ``KTOTrainer`` minimises on the same batch) pushes a
 desirable output's reward above ``z0`` and an undesirable one's below it. The reference's
-log-probabilities of the examples are computed once before training, as in our DPO loop.
+log-probabilities of the examples are computed once before training, as in our DPO loop; the examples are
+read in their shuffled order, as TRL reads them.
 """
 
 from __future__ import annotations
@@ -89,27 +90,26 @@ def fit(policy, ref, tok, prefs: list[dict], cfg: KTOConfig, max_length: int) ->
     rows = examples(prefs, seed=cfg.seed)
     encoded = encode_pairs(tok, [(r["prompt"], r["completion"]) for r in rows], max_length)  # adds the EOS
     desirable = torch.tensor([r["label"] for r in rows])
-    lengths = [len(ids) for ids, _ in encoded]
 
     def batch_of(items) -> dict[str, torch.Tensor]:
         return {k: v.to(device) for k, v in collate(items, tok.pad_token_id).items()}
 
     with torch.no_grad():  # the frozen reference's log-probabilities of every example, once
         ref_logp = torch.zeros(len(rows))
-        for idx in length_grouped_batches(lengths, 64, 0):
+        for idx in length_grouped_batches([len(ids) for ids, _ in encoded], 64, 0):
             ref_logp[idx] = sequence_logprobs(ref, batch_of([encoded[j] for j in idx])).cpu()
     steps_per_epoch = math.ceil(len(rows) / cfg.batch_size)
     total = int(steps_per_epoch * cfg.epochs)
     sched = TrainConfig(lr=cfg.lr, warmup_ratio=0.05)
     opt = torch.optim.AdamW(policy.parameters(), lr=cfg.lr, weight_decay=0.0)
-    rng = random.Random(f"kto-kl-{cfg.seed}")
+    # consecutive examples of the seeded shuffle, as TRL reads them: batches grouped by length (as in our DPO
+    # loop) mixed desirable and undesirable outputs unevenly and trained a far worse policy (people's
+    # win-rate 6 % against 15 % on tiny)
+    batches = [list(range(i, min(i + cfg.batch_size, len(rows)))) for i in range(0, len(rows), cfg.batch_size)]
     policy.train()
-    history, t0, batches = [], time.time(), []
+    history, t0 = [], time.time()
     for step in progress(range(total), desc="kto", leave=False, mininterval=2):
-        if step % steps_per_epoch == 0:
-            batches = length_grouped_batches(lengths, cfg.batch_size, cfg.seed * 1000 + step // steps_per_epoch)
-        idx = batches[step % steps_per_epoch][:]
-        rng.shuffle(idx)  # a length-sorted batch would put a pair's winner beside its loser: the same prompt
+        idx = batches[step % steps_per_epoch]
         with torch.no_grad():  # the reference point z0: KL(policy || ref) on mismatched pairs, not differentiated
             kl_batch = batch_of(mismatched(idx, encoded, max_length))
             z0 = (sequence_logprobs(policy, kl_batch) - sequence_logprobs(ref, kl_batch)).mean().clamp(min=0)
