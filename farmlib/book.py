@@ -386,7 +386,7 @@ def _execute_side_by_side(pending: list[tuple[int, Path]], jobs: int, params: di
     failures: list[str] = []
     queue = list(pending)
     try:
-        while queue or running:
+        while (queue and not failures) or running:
             while queue and len(running) < jobs and not failures:
                 i, nb = queue.pop(0)
                 folder = Path(tempfile.mkdtemp(prefix="farm-chapter-"))
