@@ -296,8 +296,8 @@ class Status:
             for i, (name, t0, folder) in sorted(self.side.items()):
                 cell = (folder / "cell.txt").read_text().split() if (folder / "cell.txt").exists() else []
                 bar = latest(folder / "progress.txt")
-                parts.append(" ".join([f"[{i}/{self.n}] {name}", *([f"cell {cell[0]}/{cell[1]}"] if len(cell) == 2
-                                                                    else []), _clock(now - t0), bar]).strip())
+                parts.append(" | ".join([f"[{i}/{self.n}] {name}", *([f"cell {cell[0]}/{cell[1]}"] if len(cell) == 2
+                                                                      else []), _clock(now - t0), *([bar] if bar else [])]))
         else:
             parts = [f"[{self.i}/{self.n}] {self.name}"]
             if self.cells:
