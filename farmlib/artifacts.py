@@ -40,11 +40,26 @@ def runs_root() -> Path:
     return Path(os.environ.get("FARM_RUNS", "runs"))
 
 
+#: A file a process creates while it waits for another process's artifact (``farm book`` sets it per chapter:
+#: a waiting chapter does not count as computing, so another chapter may start meanwhile).
+WAITING_ENV = "FARM_WAITING"
+
+
 @contextmanager
 def _locked(path: Path) -> Iterator[None]:
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "w") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:  # another process builds it: wait, saying so
+            mark = Path(os.environ[WAITING_ENV]) if os.environ.get(WAITING_ENV) else None
+            if mark:
+                mark.write_text(f"{path.parent.name}/{path.name.removesuffix('.lock')}")
+            try:
+                fcntl.flock(fh, fcntl.LOCK_EX)
+            finally:
+                if mark:
+                    mark.unlink(missing_ok=True)
         try:
             yield
         finally:

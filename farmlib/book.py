@@ -23,7 +23,7 @@ from collections.abc import Callable
 from contextlib import contextmanager
 from pathlib import Path
 
-from farmlib.artifacts import read_json, write_json
+from farmlib.artifacts import WAITING_ENV, read_json, write_json
 from farmlib.progress import ENV as PROGRESS_ENV
 from farmlib.progress import latest
 
@@ -296,6 +296,10 @@ class Status:
             for i, (name, t0, folder) in sorted(self.side.items()):
                 cell = (folder / "cell.txt").read_text().split() if (folder / "cell.txt").exists() else []
                 bar = latest(folder / "progress.txt")
+                try:
+                    bar = f"waiting for {(folder / 'waiting.txt').read_text()}"
+                except OSError:
+                    pass
                 parts.append(" | ".join([f"[{i}/{self.n}] {name}", *([f"cell {cell[0]}/{cell[1]}"] if len(cell) == 2
                                                                       else []), _clock(now - t0), *([bar] if bar else [])]))
         else:
@@ -374,25 +378,33 @@ def _execute_main() -> None:
 
 
 def _execute_side_by_side(pending: list[tuple[int, Path]], jobs: int, params: dict, root: Path, keys: dict,
-                          metrics: Path, status: Status) -> dict[str, float]:
-    """Execute ``pending`` chapters (numbered), ``jobs`` at a time in reading order, each in its own process
-    with ``cores // jobs`` threads; record each as it finishes. After a failure no new chapter starts; the
-    running ones finish, then the first failure is raised."""
+                          metrics: Path, status: Status, max_running: int | None = None) -> dict[str, float]:
+    """Execute ``pending`` chapters (numbered) in reading order, ``jobs`` computing at a time, each in its own
+    process with ``cores // jobs`` threads; record each as it finishes. A chapter waiting for an artifact
+    another chapter is building does not count (it holds no core), so the next chapter starts meanwhile, up
+    to ``max_running`` chapters in all: chapter 4's judges, which need only the base LM, train while
+    chapter 3 waits for chapter 2's SFT model. After a failure no new chapter starts; the running ones
+    finish, then the first failure is raised."""
     import shutil
 
+    max_running = max_running or 2 * jobs
     threads = str(max(1, (os.cpu_count() or 1) // jobs))
     running: dict[subprocess.Popen, tuple[int, Path, float, Path]] = {}
     seconds: dict[str, float] = {}
     failures: list[str] = []
     queue = list(pending)
+
+    def computing() -> int:  # running chapters not waiting for an artifact another chapter builds
+        return sum(not (folder / "waiting.txt").exists() for _, _, _, folder in running.values())
+
     try:
         while (queue and not failures) or running:
-            while queue and len(running) < jobs and not failures:
+            while queue and computing() < jobs and len(running) < max_running and not failures:
                 i, nb = queue.pop(0)
                 folder = Path(tempfile.mkdtemp(prefix="farm-chapter-"))
                 env = {**os.environ, PROGRESS_ENV: str(folder / "progress.txt"),
-                       METRICS_LOG_ENV: str(folder / "metrics.log"), "OMP_NUM_THREADS": threads,
-                       "MKL_NUM_THREADS": threads}
+                       METRICS_LOG_ENV: str(folder / "metrics.log"), WAITING_ENV: str(folder / "waiting.txt"),
+                       "OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads}
                 cmd = [sys.executable, "-c", "from farmlib.book import _execute_main; _execute_main()", str(nb),
                        str(root / EXECUTED / nb.name), json.dumps(params), str(root), str(folder)]
                 with open(folder / "stderr.txt", "w") as err:

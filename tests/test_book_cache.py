@@ -113,3 +113,21 @@ def test_chapters_side_by_side_record_their_own_metrics(toy, capsys):
     with pytest.raises(ChapterFailed, match="broken"):
         toy.build(jobs=2, force=True)
     assert "02_b" in (toy.runs / "executions.log").read_text()  # the chapter beside it ran to the end
+
+
+def test_a_chapter_waiting_for_an_artifact_frees_its_place(toy):
+    """Side by side, a chapter waiting for an artifact another chapter is building does not count against
+    ``jobs``: with two places, chapter 03 starts and finishes while 02 waits for 01's artifact."""
+    build = """
+from farmlib.artifacts import ArtifactStore
+import time
+def slow(work):
+    time.sleep({sleep})
+ArtifactStore(runs / "store").get_or_build("x", {{}}, slow)
+with open(runs / "executions.log", "a") as f:
+    f.write("{name}-done\\n")"""
+    write_chapter(toy.root, "01_a", extra=build.format(sleep=8, name="01_a"))
+    write_chapter(toy.root, "02_b", extra="\nimport time; time.sleep(1)" + build.format(sleep=0, name="02_b"))
+    write_chapter(toy.root, "03_c")
+    log = toy.build(jobs=2)
+    assert log.index("03_c") < log.index("01_a-done") < log.index("02_b-done"), log
