@@ -25,7 +25,7 @@ from pathlib import Path
 
 from farmlib.artifacts import WAITING_ENV, read_json, write_json
 from farmlib.progress import ENV as PROGRESS_ENV
-from farmlib.progress import latest
+from farmlib.progress import THREADS_ENV, latest
 
 EXECUTED = Path("book") / "chapters"
 #: Names a file to which :meth:`farmlib.pipeline.Farm.write_metrics` appends the name of each metrics file
@@ -380,7 +380,8 @@ def _execute_main() -> None:
 def _execute_side_by_side(pending: list[tuple[int, Path]], jobs: int, params: dict, root: Path, keys: dict,
                           metrics: Path, status: Status, max_running: int | None = None) -> dict[str, float]:
     """Execute ``pending`` chapters (numbered) in reading order, ``jobs`` computing at a time, each in its own
-    process with ``cores // jobs`` threads; record each as it finishes. A chapter waiting for an artifact
+    process with ``cores // jobs`` threads (all the cores while it computes alone: :func:`farmlib.progress.follow_threads`);
+    record each as it finishes. A chapter waiting for an artifact
     another chapter is building does not count (it holds no core), so the next chapter starts meanwhile, up
     to ``max_running`` chapters in all: chapter 4's judges, which need only the base LM, train while
     chapter 3 waits for chapter 2's SFT model. After a failure no new chapter starts; the running ones
@@ -388,7 +389,8 @@ def _execute_side_by_side(pending: list[tuple[int, Path]], jobs: int, params: di
     import shutil
 
     max_running = max_running or 2 * jobs
-    threads = str(max(1, (os.cpu_count() or 1) // jobs))
+    cores = os.cpu_count() or 1
+    threads = str(max(1, cores // jobs))
     running: dict[subprocess.Popen, tuple[int, Path, float, Path]] = {}
     seconds: dict[str, float] = {}
     failures: list[str] = []
@@ -397,6 +399,14 @@ def _execute_side_by_side(pending: list[tuple[int, Path]], jobs: int, params: di
     def computing() -> int:  # running chapters not waiting for an artifact another chapter builds
         return sum(not (folder / "waiting.txt").exists() for _, _, _, folder in running.values())
 
+    def hand_out_threads() -> None:  # a chapter computing alone gets every core; several share them
+        n = str(max(1, cores // max(1, computing())))
+        for _, _, _, folder in running.values():
+            f = folder / "threads.txt"
+            if not f.exists() or f.read_text() != n:
+                (folder / "threads.tmp").write_text(n)
+                os.replace(folder / "threads.tmp", f)
+
     try:
         while (queue and not failures) or running:
             while queue and computing() < jobs and len(running) < max_running and not failures:
@@ -404,13 +414,15 @@ def _execute_side_by_side(pending: list[tuple[int, Path]], jobs: int, params: di
                 folder = Path(tempfile.mkdtemp(prefix="farm-chapter-"))
                 env = {**os.environ, PROGRESS_ENV: str(folder / "progress.txt"),
                        METRICS_LOG_ENV: str(folder / "metrics.log"), WAITING_ENV: str(folder / "waiting.txt"),
-                       "OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads}
+                       THREADS_ENV: str(folder / "threads.txt"), "OMP_NUM_THREADS": threads,
+                       "MKL_NUM_THREADS": threads}
                 cmd = [sys.executable, "-c", "from farmlib.book import _execute_main; _execute_main()", str(nb),
                        str(root / EXECUTED / nb.name), json.dumps(params), str(root), str(folder)]
                 with open(folder / "stderr.txt", "w") as err:
                     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=err)
                 running[proc] = (i, nb, time.time(), folder)
                 status.start(i, nb.stem, folder)
+            hand_out_threads()
             time.sleep(0.2)
             for proc in [p for p in running if p.poll() is not None]:
                 i, nb, t0, folder = running.pop(proc)

@@ -8,13 +8,20 @@ written there and the ``farm`` process shows the latest one on its status line. 
 from __future__ import annotations
 
 import os
+import re
+import time
 from collections.abc import Iterable
 
 from tqdm.auto import tqdm as _auto_tqdm
 from tqdm.std import tqdm as _std_tqdm
 
 ENV = "FARM_PROGRESS"
+#: Set by ``farm book`` when chapters run side by side: a file holding how many threads this chapter may use
+#: now (all the cores while it is the only chapter computing, its share while others compute too).
+THREADS_ENV = "FARM_THREADS"
 _stream = None
+_threads_checked = [0.0]
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")  # cursor moves of nested bars
 
 
 def _file():
@@ -27,10 +34,40 @@ def _file():
     return _stream
 
 
+def follow_threads(every: float = 1.0) -> None:
+    """Set torch's thread count to what ``farm book`` hands this chapter (``$FARM_THREADS``), at most once
+    every ``every`` seconds. Results do not depend on it: training and reading give the same bits with 1 or
+    2 threads (measured; the reproducibility tests compare artifacts bit for bit)."""
+    path = os.environ.get(THREADS_ENV)
+    now = time.time()
+    if not path or now - _threads_checked[0] < every:
+        return
+    _threads_checked[0] = now
+    try:
+        n = int(open(path).read())
+    except (OSError, ValueError):
+        return
+    import torch
+
+    if n > 0 and torch.get_num_threads() != n:
+        torch.set_num_threads(n)
+
+
+def _following(iterable: Iterable):
+    for item in iterable:
+        follow_threads()
+        yield item
+
+
 def progress(iterable: Iterable | None = None, **kwargs):
-    """``tqdm(iterable, **kwargs)``, shown on ``farm``'s status line when run by ``farm``."""
+    """``tqdm(iterable, **kwargs)``, shown on ``farm``'s status line when run by ``farm`` (where chapters run
+    side by side, each step also takes up the thread count ``farm book`` hands out: :func:`follow_threads`)."""
     f = _file()
     kwargs.setdefault("leave", False)
+    if iterable is not None and os.environ.get(THREADS_ENV):
+        if hasattr(iterable, "__len__"):
+            kwargs.setdefault("total", len(iterable))
+        iterable = _following(iterable)
     if f is None:
         return _auto_tqdm(iterable, **kwargs)
     kwargs.setdefault("mininterval", 0.5)
@@ -50,5 +87,5 @@ def latest(path: str | os.PathLike, max_bytes: int = 4096) -> str:
             tail = fh.read().decode("utf-8", "replace")
     except OSError:
         return ""
-    parts = [p for p in tail.replace("\r", "\n").split("\n") if p]
+    parts = [p for p in _ANSI.sub("", tail).replace("\r", "\n").split("\n") if p]
     return parts[-1].strip() if parts else ""  # a closed bar ends with a blank line: ""

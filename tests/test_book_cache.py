@@ -131,3 +131,22 @@ with open(runs / "executions.log", "a") as f:
     write_chapter(toy.root, "03_c")
     log = toy.build(jobs=2)
     assert log.index("03_c") < log.index("01_a-done") < log.index("02_b-done"), log
+
+
+def test_a_chapter_takes_up_the_threads_it_is_handed(tmp_path, monkeypatch):
+    """Side by side, ``farm book`` writes how many threads a chapter may use; its loops take that up."""
+    import torch
+
+    from farmlib import progress as prog
+
+    before = torch.get_num_threads()
+    f = tmp_path / "threads.txt"
+    monkeypatch.setenv(prog.THREADS_ENV, str(f))
+    try:
+        for n in (1, 2, 1):
+            f.write_text(str(n))
+            prog._threads_checked[0] = 0.0
+            assert list(prog.progress(range(3), desc="x")) == [0, 1, 2]
+            assert torch.get_num_threads() == n
+    finally:
+        torch.set_num_threads(before)

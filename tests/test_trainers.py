@@ -228,3 +228,25 @@ def test_length_grouped_batches_cover_each_example_once_and_cut_padding():
     assert real_share(batches) > 0.9 > real_share(plain) + 0.2, (real_share(batches), real_share(plain))
     flat = length_grouped_batches([0] * 1000, 32, seed=3)  # all lengths equal: plain shuffled batches
     assert sorted(i for b in flat for i in b) == list(range(1000))
+
+
+def test_a_trimmed_ppo_minibatch_gives_the_same_logprobs_and_values(micro_farm, length_rm):
+    """PPO's minibatches leave out the columns that are padding in every row (:func:`ppo.trim`): the
+    log-probabilities and values of the real response tokens are those of the untrimmed batch."""
+    from farmlib.methods.common import rollout
+
+    tok, policy = micro_farm.tokenizer(), micro_farm.load(micro_farm.sft_model())
+    prompts = ["Name an animal.", "Count the words in this long sentence please.", "Sort 3 1 2."]
+    torch.manual_seed(0)
+    seq, mask, response_mask, nq = rollout(policy, tok, prompts, 1.0, 12)
+    idx = torch.tensor([0, 2])  # the two shorter prompts: their left padding is common to both
+    lo, t = ppo.trim(mask[idx], response_mask[idx], nq)
+    assert lo > 0 and t == int(response_mask[idx].sum(1).max())
+    s, m = seq[idx, lo:nq + t], mask[idx, lo:nq + t]
+    full_lp, lp = response_logprobs(policy, seq[idx], mask[idx], nq), response_logprobs(policy, s, m, nq - lo)
+    rm = length_rm[0]
+    full_v = ppo.response_values(rm, seq[idx], mask[idx], nq)
+    v = ppo.response_values(rm, s, m, nq - lo)
+    real = response_mask[idx, :t].bool()
+    assert torch.allclose(lp[real], full_lp[:, :t][real], atol=1e-5)
+    assert torch.allclose(v[real], full_v[:, :t][real], atol=1e-5)

@@ -141,6 +141,14 @@ def experience(policy, ref, value_model, rm, tok, prompts: list[str], cfg: PPOCo
             "adv": whiten(adv, response_mask), "returns": returns}  # advantages whitened over the whole batch
 
 
+def trim(mask: torch.Tensor, response_mask: torch.Tensor, n_query: int) -> tuple[int, int]:
+    """``(lo, t)``: the columns ``lo .. n_query + t`` of a minibatch hold all its real tokens (its prompts are
+    left-padded from ``lo``, its longest response has ``t`` tokens). Positions come from the mask, so the
+    trimmed minibatch gives the same log-probabilities and values on its real tokens."""
+    lo = int((mask[:, :n_query].sum(0) > 0).nonzero()[0]) if n_query else 0
+    return lo, max(1, int(response_mask.sum(1).max()))
+
+
 # --- the loop -----------------------------------------------------------------------------------
 def ppo_loop(policy, ref, value_model, rm, tok, prompts: list[str], eval_prompts: list[str], cfg: PPOConfig,
              max_new_tokens: int, on_eval=None) -> tuple[list[dict], list[dict], float]:
@@ -169,10 +177,12 @@ def ppo_loop(policy, ref, value_model, rm, tok, prompts: list[str], eval_prompts
         stats = []
         for _ in range(cfg.ppo_epochs):
             for idx in torch.randperm(len(batch)).split(cfg.minibatch):
-                logp = response_logprobs(policy, seq[idx], mask[idx], nq, cfg.temperature)
-                v = response_values(value_model, seq[idx], mask[idx], nq)
-                pl, clipfrac = policy_loss(logp, ex["logp"][idx], ex["adv"][idx], response_mask[idx], cfg.clip)
-                vl = value_loss(v, ex["values"][idx], ex["returns"][idx], response_mask[idx], cfg.value_clip)
+                lo, t = trim(mask[idx], response_mask[idx], nq)  # this minibatch's padding left out
+                s, m, rm_ = seq[idx, lo:nq + t], mask[idx, lo:nq + t], response_mask[idx, :t]
+                logp = response_logprobs(policy, s, m, nq - lo, cfg.temperature)
+                v = response_values(value_model, s, m, nq - lo)
+                pl, clipfrac = policy_loss(logp, ex["logp"][idx, :t], ex["adv"][idx, :t], rm_, cfg.clip)
+                vl = value_loss(v, ex["values"][idx, :t], ex["returns"][idx, :t], rm_, cfg.value_clip)
                 opt.zero_grad(set_to_none=True)
                 (pl + vl).backward()
                 torch.nn.utils.clip_grad_norm_(policy.parameters(), cfg.max_grad_norm)
