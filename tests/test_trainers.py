@@ -250,3 +250,39 @@ def test_a_trimmed_ppo_minibatch_gives_the_same_logprobs_and_values(micro_farm, 
     real = response_mask[idx, :t].bool()
     assert torch.allclose(lp[real], full_lp[:, :t][real], atol=1e-5)
     assert torch.allclose(v[real], full_v[:, :t][real], atol=1e-5)
+
+
+def test_rewards_read_a_shared_prompt_once_and_score_as_a_whole_reading(micro_farm, length_rm, monkeypatch):
+    """Best-of-n's candidates share their prompt: ``rewards`` reads it once and reuses its keys and values,
+    and every text gets the score a whole reading of it gives (a prompt with few outputs is read whole)."""
+    rm, tok = length_rm[0], micro_farm.tokenizer()
+    outs = ["A cow.", "The cow eats grass in the field.", "Cows.", "A cow is an animal that gives milk.",
+            "Moo.", "The cow eats grass in the field."]
+    recs = [{"instruction": "Name an animal.", "input": "", "output": o} for o in outs]
+    recs.append({"instruction": "Sort 3 1 2.", "input": "", "output": "1 2 3"})
+    calls = []
+    shared = reward_model._shared_prompt_scores
+    monkeypatch.setattr(reward_model, "_shared_prompt_scores", lambda *a: calls.append(a) or shared(*a))
+    got = reward_model.rewards(rm, tok, recs, batch_size=3)
+    assert len(calls) == 1 and len(calls[0][2]) == 5  # one prompt, its 5 distinct outputs
+    with torch.no_grad():
+        whole = [reward_model._forward(rm, tok, [t], 192).item() for t in reward_model._texts(tok, recs)]
+    assert torch.allclose(got, torch.tensor(whole), atol=1e-4), (got, whole)
+
+
+def test_pair_rewards_read_each_prompt_once_and_match_a_whole_reading(micro_farm, length_rm):
+    """Reward-model training reads a pair's prompt once for both outputs (prompts of different lengths,
+    left-padded together): the rewards, and their gradients, are those of reading each text whole."""
+    rm, tok = length_rm[0], micro_farm.tokenizer()
+    batch = [{"instruction": "Name an animal.", "input": "", "output_1": "A cow.", "output_2": "The cow eats grass.",
+              "preference": 2},
+             {"instruction": "Count the words in this sentence.", "input": "one two three", "output_1": "3",
+              "output_2": "There are three words in it.", "preference": 1}]
+    r_w, r_l = reward_model.pair_rewards(rm, tok, batch, 192)
+    texts = reward_model._texts(tok, [dict(r, output=r[f"output_{r['preference']}"]) for r in batch]) + \
+        reward_model._texts(tok, [dict(r, output=r[f"output_{3 - r['preference']}"]) for r in batch])
+    whole = torch.stack([reward_model._forward(rm, tok, [t], 192)[0] for t in texts])
+    assert torch.allclose(torch.cat([r_w, r_l]), whole, atol=1e-4), (r_w, r_l, whole)
+    g_shared = torch.autograd.grad(reward_model.bt_loss(r_w, r_l), rm.score.weight)[0]
+    g_whole = torch.autograd.grad(reward_model.bt_loss(whole[:2], whole[2:]), rm.score.weight)[0]
+    assert torch.allclose(g_shared, g_whole, atol=1e-5)

@@ -44,7 +44,7 @@ class LMJudge:
         similar length, and the LM head runs at each prompt's last token only."""
         device = next(self.model.parameters()).device
         prompts = [completion_prompt(r) for r in records]
-        todo = sorted({p for p in prompts if p not in self._read}, key=len)
+        todo = sorted({p for p in prompts if p not in self._read}, key=lambda p: (len(p), p))  # not by hash order
         for i in range(0, len(todo), self.batch_size):
             chunk = todo[i:i + self.batch_size]
             side, self.tok.truncation_side = self.tok.truncation_side, "left"  # keep the end of the prompt

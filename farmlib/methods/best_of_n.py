@@ -13,8 +13,6 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-import torch
-
 from farmlib.artifacts import read_json, write_json
 from farmlib.lm.sampling import respond
 from farmlib.methods.reward_model import load_reward_model, rewards
@@ -46,7 +44,8 @@ def select(farm, rm_path: str, cfg: BestOfNConfig | None = None) -> dict:
 
     def build(work: Path) -> None:
         rm, tok = load_reward_model(rm_path, farm.profile.device), farm.tokenizer()
-        r = torch.stack([rewards(rm, tok, c, max_length=farm.profile.model.max_length) for c in cands])  # [k, i]
+        flat = [x for c in cands for x in c]  # one call: each prompt's candidates share its reading
+        r = rewards(rm, tok, flat, max_length=farm.profile.model.max_length).view(len(cands), -1)  # [k, i]
         out, mean = {}, {}
         n = 1
         while n <= cfg.n_max:

@@ -22,7 +22,7 @@ from transformers import AutoModelForSequenceClassification
 
 from farmlib.artifacts import read_json, write_json
 from farmlib.lm.supervised import length_grouped_batches, lr_at
-from farmlib.methods.common import loser, score, winner
+from farmlib.methods.common import loser, positions, score, winner
 from farmlib.profiles import TrainConfig
 from farmlib.progress import progress
 from farmlib.seeding import seeded
@@ -77,18 +77,116 @@ def _texts(tokenizer, records: list[dict], key: str = "output") -> list[str]:
     return [format_prompt(r["instruction"], r.get("input", "")) + r[key] + tokenizer.eos_token for r in records]
 
 
+#: A prompt with at least this many distinct responses to score is read once for all of them (:func:`rewards`).
+SHARE_PROMPT = 4
+
+
 def rewards(model, tokenizer, records: list[dict], key: str = "output", batch_size: int = 64,
             max_length: int = 256) -> torch.Tensor:
-    """``r(x, y)`` for each record (``y = record[key]``), no grad. Each distinct text is scored once, in
-    batches of texts of similar length (little padding)."""
+    """``r(x, y)`` for each record (``y = record[key]``), no grad. Each distinct text is scored once. A prompt
+    with ``SHARE_PROMPT`` or more distinct responses (best-of-n's candidates) is read once and its keys and
+    values reused for every response (:func:`_shared_prompt_scores`); the other texts go in batches of similar
+    length (little padding)."""
     texts = _texts(tokenizer, records, key)
-    todo = sorted(set(texts), key=len)
+    by_prompt: dict[str, set[str]] = {}
+    for r, t in zip(records, texts):
+        by_prompt.setdefault(format_prompt(r["instruction"], r.get("input", "")), set()).add(t)
     scored: dict[str, float] = {}
+    rest: list[str] = []
     with torch.no_grad():
-        for i in range(0, len(todo), batch_size):
-            chunk = todo[i:i + batch_size]
+        for prompt, group in by_prompt.items():
+            if len(group) < SHARE_PROMPT:
+                rest += group
+                continue
+            shared: dict[str, list[int]] = {}
+            for t in sorted(group, key=lambda t: (len(t), t)):  # an order set iteration (hash seeds) cannot change
+                split = _split(tokenizer, prompt, t, max_length)
+                if split is None:  # the tokens straddle the prompt's end, or the text is truncated: read it whole
+                    rest.append(t)
+                else:
+                    pre, shared[t] = split
+            if shared:
+                scored.update(zip(shared, _shared_prompt_scores(model, pre, list(shared.values()), batch_size)))
+        rest = sorted(set(rest), key=lambda t: (len(t), t))  # batches made the same way in every process
+        for i in range(0, len(rest), batch_size):
+            chunk = rest[i:i + batch_size]
             scored.update(zip(chunk, _forward(model, tokenizer, chunk, max_length).tolist()))
     return torch.tensor([scored[t] for t in texts])
+
+
+def _prompt_cache(model, prompts: list[list[int]]):
+    """Read ``prompts`` (token ids, left-padded together) once: the transformer's key/value cache and the mask."""
+    backbone = getattr(model, model.base_model_prefix)
+    device = next(model.parameters()).device
+    n_q = max(map(len, prompts))
+    q = torch.zeros(len(prompts), n_q, dtype=torch.long, device=device)
+    qm = torch.zeros_like(q)
+    for i, ids in enumerate(prompts):
+        q[i, n_q - len(ids):] = torch.tensor(ids)
+        qm[i, n_q - len(ids):] = 1
+    return backbone(input_ids=q, attention_mask=qm, position_ids=positions(qm), use_cache=True).past_key_values, qm
+
+
+def _response_scores(model, cache, prompt_mask: torch.Tensor, responses: list[list[int]],
+                     owner: list[int]) -> torch.Tensor:
+    """Scores of ``prompt[owner[j]] + responses[j]`` (token ids) on a prompt cache (:func:`_prompt_cache`, used up:
+    its rows become the responses' rows); read at each response's last token (the EOS), as :func:`score` reads."""
+    backbone = getattr(model, model.base_model_prefix)
+    rows = torch.tensor(owner, device=prompt_mask.device)
+    cache.batch_select_indices(rows)
+    qm = prompt_mask[rows]
+    k, n_r = len(responses), max(map(len, responses))
+    ids = torch.zeros(k, n_r, dtype=torch.long, device=qm.device)
+    rm_ = torch.zeros_like(ids)
+    for j, r in enumerate(responses):
+        ids[j, :len(r)] = torch.tensor(r)
+        rm_[j, :len(r)] = 1
+    pos = qm.sum(1, keepdim=True) + torch.arange(n_r, device=qm.device)
+    hidden = backbone(input_ids=ids, attention_mask=torch.cat([qm, rm_], 1), position_ids=pos,
+                      past_key_values=cache, use_cache=True).last_hidden_state
+    last = torch.tensor([len(r) - 1 for r in responses], device=qm.device)
+    return model.score(hidden[torch.arange(k, device=qm.device), last]).squeeze(-1).float()
+
+
+def _split(tokenizer, prompt: str, text: str, max_length: int) -> tuple[list[int], list[int]] | None:
+    """``(prompt ids, response ids)`` of ``text`` if its tokens are the prompt's followed by the response's
+    (no token straddles the prompt's end) and it needs no truncation; else None (read it whole)."""
+    pre = tokenizer(prompt, add_special_tokens=False)["input_ids"]
+    ids = tokenizer(text, add_special_tokens=False)["input_ids"]
+    if len(ids) <= max_length and len(ids) > len(pre) and ids[:len(pre)] == pre:
+        return pre, ids[len(pre):]
+    return None
+
+
+def _shared_prompt_scores(model, prompt: list[int], responses: list[list[int]], batch_size: int) -> list[float]:
+    """Scores of ``prompt + response`` for each response (token ids): the prompt goes through the transformer
+    once, and each batch of responses attends to a copy of its cached keys and values (no grad)."""
+    import copy
+
+    cache, qm = _prompt_cache(model, [prompt])
+    out = []
+    for i in range(0, len(responses), batch_size):
+        chunk = responses[i:i + batch_size]
+        out += _response_scores(model, copy.deepcopy(cache), qm, chunk, [0] * len(chunk)).tolist()
+    return out
+
+
+def pair_rewards(model, tokenizer, batch: list[dict], max_length: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(r(x, chosen), r(x, rejected))`` for a batch of pairs, with grad. Each pair's prompt is read once for
+    both of its outputs (the prompt is most of a tiny pair's tokens); a batch with a text whose tokens straddle
+    the prompt's end, or that needs truncating, is read whole, text by text."""
+    chosen = [dict(r, output=winner(r)) for r in batch]
+    rejected = [dict(r, output=loser(r)) for r in batch]
+    prompts = [format_prompt(r["instruction"], r.get("input", "")) for r in batch]
+    splits = [_split(tokenizer, p, t, max_length) for p, texts in zip(prompts, zip(_texts(tokenizer, chosen),
+                                                                                   _texts(tokenizer, rejected)))
+              for t in texts]
+    if any(s is None for s in splits):
+        r = _forward(model, tokenizer, _texts(tokenizer, chosen) + _texts(tokenizer, rejected), max_length)
+        return r[: len(batch)], r[len(batch):]
+    cache, qm = _prompt_cache(model, [splits[2 * i][0] for i in range(len(batch))])
+    r = _response_scores(model, cache, qm, [s[1] for s in splits], [i // 2 for i in range(2 * len(batch))])
+    return r[0::2], r[1::2]
 
 
 def _forward(model, tokenizer, texts: list[str], max_length: int) -> torch.Tensor:
@@ -126,10 +224,7 @@ def fit(model, tok, pairs: list[dict], cfg: RewardModelConfig, max_length: int) 
         if step % steps_per_epoch == 0:
             batches = length_grouped_batches(lengths, cfg.batch_size, cfg.seed + step)
         batch = [pairs[j] for j in batches[step % steps_per_epoch]]
-        chosen = [dict(r, output=winner(r)) for r in batch]
-        rejected = [dict(r, output=loser(r)) for r in batch]
-        r = _forward(model, tok, _texts(tok, chosen) + _texts(tok, rejected), max_length)
-        r_w, r_l = r[: len(batch)], r[len(batch):]
+        r_w, r_l = pair_rewards(model, tok, batch, max_length)  # each prompt read once for both outputs
         loss = bt_loss(r_w, r_l)
         for g in opt.param_groups:
             g["lr"] = lr_at(step, total, sched)
