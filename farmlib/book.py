@@ -353,7 +353,8 @@ def default_jobs(profile: str = "tiny") -> int:
     Why 2: most chapters wait for artifacts another chapter builds (the file locks of
     :mod:`farmlib.artifacts` make the second one wait, then reuse), but much of a chapter is one-core Python
     (sampling, judging, plotting, starting a kernel), and two single-threaded trainings get through 16 %
-    more work on 2 cores than one two-threaded training. Each chapter then gets ``cores // jobs`` threads.
+    more work on 2 cores than one two-threaded training. Each chapter then gets ``cores // jobs`` threads, and
+    every core while it is the only chapter computing (:func:`_execute_side_by_side`).
     On this machine the results do not depend on it: training and reading give the same bits with 1 or 2
     threads (the reproducibility tests check artifacts bit for bit)."""
     if os.environ.get("FARM_BOOK_JOBS"):
