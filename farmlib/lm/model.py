@@ -89,6 +89,20 @@ def load_model(path_or_name: str | Path, device: str = "cpu", dtype: torch.dtype
     return model.to(device).eval()
 
 
+def cache_kwargs(model, cache) -> dict:
+    """``{name: cache}`` for ``model``'s forward: transformers 5.24 renamed ``past_key_values`` to ``cache``
+    (the old name warns), earlier 5.x releases take ``past_key_values``."""
+    import inspect
+
+    return {"cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values": cache}
+
+
+def cache_of(output):
+    """The key/value cache a forward pass returned (``cache`` from transformers 5.24, ``past_key_values`` before)."""
+    cache = getattr(output, "cache", None)
+    return cache if cache is not None else output.past_key_values
+
+
 def logits_at(model, keep: torch.Tensor, **inputs) -> torch.Tensor:
     """``model``'s logits ``[n, V]`` at the ``n`` positions where ``keep`` (``[B, L]``, bool) is true: the LM
     head runs only there. Where the loss reads a few positions (an SFT answer after a longer prompt), this

@@ -19,6 +19,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
+from farmlib.lm.model import cache_kwargs, cache_of
 from farmlib.progress import progress
 from farmlib.world import format_prompt
 
@@ -40,8 +41,8 @@ class HFDecoder:
         if self.past is not None:
             self.mask = torch.cat([self.mask, self.mask.new_ones(ids.shape)], 1)
         out = self.model(input_ids=ids, attention_mask=self.mask, position_ids=positions(self.mask)[:, -ids.size(1):],
-                         past_key_values=self.past, use_cache=True)
-        self.past = out.past_key_values
+                         use_cache=True, **cache_kwargs(self.model, self.past))
+        self.past = cache_of(out)
         return out.logits[:, -1]
 
     def keep(self, rows: torch.Tensor) -> None:

@@ -21,6 +21,7 @@ import transformers
 from transformers import AutoModelForSequenceClassification
 
 from farmlib.artifacts import read_json, write_json
+from farmlib.lm.model import cache_kwargs, cache_of
 from farmlib.lm.supervised import length_grouped_batches, lr_at
 from farmlib.methods.common import loser, positions, score, winner
 from farmlib.profiles import TrainConfig
@@ -124,7 +125,7 @@ def _prompt_cache(model, prompts: list[list[int]]):
     for i, ids in enumerate(prompts):
         q[i, n_q - len(ids):] = torch.tensor(ids)
         qm[i, n_q - len(ids):] = 1
-    return backbone(input_ids=q, attention_mask=qm, position_ids=positions(qm), use_cache=True).past_key_values, qm
+    return cache_of(backbone(input_ids=q, attention_mask=qm, position_ids=positions(qm), use_cache=True)), qm
 
 
 def _response_scores(model, cache, prompt_mask: torch.Tensor, responses: list[list[int]],
@@ -143,7 +144,7 @@ def _response_scores(model, cache, prompt_mask: torch.Tensor, responses: list[li
         rm_[j, :len(r)] = 1
     pos = qm.sum(1, keepdim=True) + torch.arange(n_r, device=qm.device)
     hidden = backbone(input_ids=ids, attention_mask=torch.cat([qm, rm_], 1), position_ids=pos,
-                      past_key_values=cache, use_cache=True).last_hidden_state
+                      use_cache=True, **cache_kwargs(backbone, cache)).last_hidden_state
     last = torch.tensor([len(r) - 1 for r in responses], device=qm.device)
     return model.score(hidden[torch.arange(k, device=qm.device), last]).squeeze(-1).float()
 
