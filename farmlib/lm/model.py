@@ -7,6 +7,8 @@ and loaded with ``Auto*.from_pretrained``, so downstream code never knows the di
 
 from __future__ import annotations
 
+import functools
+import inspect
 from pathlib import Path
 
 import torch
@@ -89,12 +91,16 @@ def load_model(path_or_name: str | Path, device: str = "cpu", dtype: torch.dtype
     return model.to(device).eval()
 
 
+@functools.cache
+def _cache_name(model_class: type) -> str:
+    return "cache" if "cache" in inspect.signature(model_class.forward).parameters else "past_key_values"
+
+
 def cache_kwargs(model, cache) -> dict:
     """``{name: cache}`` for ``model``'s forward: transformers 5.24 renamed ``past_key_values`` to ``cache``
-    (the old name warns), earlier 5.x releases take ``past_key_values``."""
-    import inspect
-
-    return {"cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values": cache}
+    (the old name warns), earlier 5.x releases take ``past_key_values``. Looked up once per model class (the
+    sampler calls this at every token)."""
+    return {_cache_name(type(model)): cache}
 
 
 def cache_of(output):

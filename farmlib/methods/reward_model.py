@@ -99,13 +99,14 @@ def rewards(model, tokenizer, records: list[dict], key: str = "output", batch_si
             if len(group) < SHARE_PROMPT:
                 rest += group
                 continue
+            pre = tokenizer(prompt, add_special_tokens=False)["input_ids"]
             shared: dict[str, list[int]] = {}
             for t in sorted(group, key=lambda t: (len(t), t)):  # an order set iteration (hash seeds) cannot change
-                split = _split(tokenizer, prompt, t, max_length)
-                if split is None:  # the tokens straddle the prompt's end, or the text is truncated: read it whole
+                response = _split(tokenizer, pre, t, max_length)
+                if response is None:  # the tokens straddle the prompt's end, or the text is truncated: read it whole
                     rest.append(t)
                 else:
-                    pre, shared[t] = split
+                    shared[t] = response
             if shared:
                 scored.update(zip(shared, _shared_prompt_scores(model, pre, list(shared.values()), batch_size)))
         rest = sorted(set(rest), key=lambda t: (len(t), t))  # batches made the same way in every process
@@ -149,13 +150,12 @@ def _response_scores(model, cache, prompt_mask: torch.Tensor, responses: list[li
     return model.score(hidden[torch.arange(k, device=qm.device), last]).squeeze(-1).float()
 
 
-def _split(tokenizer, prompt: str, text: str, max_length: int) -> tuple[list[int], list[int]] | None:
-    """``(prompt ids, response ids)`` of ``text`` if its tokens are the prompt's followed by the response's
+def _split(tokenizer, pre: list[int], text: str, max_length: int) -> list[int] | None:
+    """The response's token ids of ``text`` if its tokens are the prompt's (``pre``) followed by the response's
     (no token straddles the prompt's end) and it needs no truncation; else None (read it whole)."""
-    pre = tokenizer(prompt, add_special_tokens=False)["input_ids"]
     ids = tokenizer(text, add_special_tokens=False)["input_ids"]
     if len(ids) <= max_length and len(ids) > len(pre) and ids[:len(pre)] == pre:
-        return pre, ids[len(pre):]
+        return ids[len(pre):]
     return None
 
 
@@ -178,15 +178,16 @@ def pair_rewards(model, tokenizer, batch: list[dict], max_length: int) -> tuple[
     the prompt's end, or that needs truncating, is read whole, text by text."""
     chosen = [dict(r, output=winner(r)) for r in batch]
     rejected = [dict(r, output=loser(r)) for r in batch]
-    prompts = [format_prompt(r["instruction"], r.get("input", "")) for r in batch]
-    splits = [_split(tokenizer, p, t, max_length) for p, texts in zip(prompts, zip(_texts(tokenizer, chosen),
-                                                                                   _texts(tokenizer, rejected)))
-              for t in texts]
-    if any(s is None for s in splits):
+    prompts = [tokenizer(format_prompt(r["instruction"], r.get("input", "")), add_special_tokens=False)["input_ids"]
+               for r in batch]
+    responses = [_split(tokenizer, pre, t, max_length)
+                 for pre, texts in zip(prompts, zip(_texts(tokenizer, chosen), _texts(tokenizer, rejected)))
+                 for t in texts]
+    if any(s is None for s in responses):
         r = _forward(model, tokenizer, _texts(tokenizer, chosen) + _texts(tokenizer, rejected), max_length)
         return r[: len(batch)], r[len(batch):]
-    cache, qm = _prompt_cache(model, [splits[2 * i][0] for i in range(len(batch))])
-    r = _response_scores(model, cache, qm, [s[1] for s in splits], [i // 2 for i in range(2 * len(batch))])
+    cache, qm = _prompt_cache(model, prompts)
+    r = _response_scores(model, cache, qm, responses, [i // 2 for i in range(2 * len(batch))])
     return r[0::2], r[1::2]
 
 
