@@ -95,6 +95,14 @@ class Farm:
 
         return pool_key(self.profile.real)
 
+    def _people_key(self) -> dict | None:
+        """What FarmWorld's simulated people are (None on real data, whose people are released labels)."""
+        if not self.is_farmworld:
+            return None
+        from farmlib.annotators.people import crowd_key
+
+        return crowd_key()
+
     # -- data -----------------------------------------------------------------------------
     def _splits_config(self) -> dict:
         p = self.profile
@@ -130,17 +138,24 @@ class Farm:
 
     def artifact(self, kind: str, inputs: dict, build) -> str:
         """Get-or-build the artifact made by ``build(workdir)`` from ``inputs``: its key is the hash of
-        ``inputs``, where config dataclasses count by their fields, artifact paths by ``key``, and the
-        name of a simulated annotator (``p_sim_*`` under ``annotator`` or ``labels``) by what its judges are
-        (:func:`farmlib.annotators.learned.judges_key`)."""
+        ``inputs``, where config dataclasses count by their fields, artifact paths by ``key``, the name
+        of a simulated annotator (``p_sim_*`` under ``annotator`` or ``labels``) by what its judges are
+        (:func:`farmlib.annotators.learned.judges_key`), and FarmWorld's ``human`` by what its people are
+        (:func:`farmlib.annotators.people.crowd_key`)."""
         judges = self.judges_key()
+        people = self._people_key()
+
+        def annotator_key(x: str):
+            if x.startswith("p_sim"):
+                return {"name": x, "judges": judges}
+            return {"name": x, "people": people} if x == "human" and people else x
 
         def keyed(v):
             if dataclasses.is_dataclass(v):
                 return keyed(dataclasses.asdict(v))
             if isinstance(v, dict):
-                return {k: ({"name": x, "judges": judges} if k in ("annotator", "labels") and isinstance(x, str)
-                            and x.startswith("p_sim") else keyed(x)) for k, x in v.items()}
+                return {k: (annotator_key(x) if k in ("annotator", "labels") and isinstance(x, str) else keyed(x))
+                        for k, x in v.items()}
             if isinstance(v, (list, tuple)):
                 return [keyed(x) for x in v]
             if isinstance(v, str) and Path(v).is_absolute():

@@ -32,7 +32,7 @@ METRICS = {
     "04_annotators": ("annotators", {"n_pairs": int, "crowd": dict, "annotators": dict, "injection": dict,
                                     "degenerate_correct_preferred": dict, "crowd_calibration_pairs": dict}),
     "05_reward_model": ("reward_model", {"val_accuracy": float, "val_accuracy_true": float, "n_train": int,
-                                         "accuracy_curve": list,
+                                         "accuracy_curve": list, "oracle": list, "oracle_bar": float,
                                          "run": str, "config": dict}),
     "06_feedme": ("feedme", _WIN_RATE),
     "07_reward_conditioning": ("reward_conditioning", _WIN_RATE),

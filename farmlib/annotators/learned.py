@@ -101,8 +101,11 @@ def judges_key() -> dict:
     """What makes the simulated judges what they are (families, head format, calibration grid): part of
     the key of every artifact built from their labels (:meth:`farmlib.pipeline.Farm.artifact`), so a
     change of the judges never reuses labels of the old ones."""
+    from farmlib.annotators.people import crowd_key
+
     return {"families": {f: asdict(c) for f, c in JUDGE_FAMILIES.items()}, "head": HEAD_VERSION,
-            "calibration": CALIBRATION, "corruptions": list(CORRUPTIONS)}  # the makers' degenerate kinds
+            "calibration": CALIBRATION, "corruptions": list(CORRUPTIONS),  # the makers' degenerate kinds
+            "people": crowd_key()}  # the makers' panels are people, and calibration aims at the crowd
 
 
 def makers_pairs(world, records: list[dict], fam: FamilyConfig, n: int, seed: int = 0) -> list[dict]:

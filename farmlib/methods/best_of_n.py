@@ -147,3 +147,29 @@ def best_of(draw: dict, n: int, generator: str | None = None) -> list[dict]:
     """Best-of-``n`` records from a :func:`prefix_draw` (the reward model's favourite of the first n)."""
     return [dict(draw["candidates"][i][k], generator=generator or f"best_of_{n}")
             for i, k in enumerate(prefix_choices(draw["rewards"], [n])[n])]
+
+
+# -- what accuracy would best-of-n need? ------------------------------------------------------------
+def noisy_oracle(farm, sigmas: Sequence[float], cfg: BestOfNConfig | None = None, seeds: int = 3,
+                 annotator: str = "human") -> list[dict]:
+    """Best-of-``n_max`` on the candidates of :func:`candidates` (chapter 9's), chosen not by the reward
+    model but by R* plus Gaussian noise of scale ``sigma``: a reward model whose every error is random,
+    of known accuracy (:func:`farmlib.methods.reward_model.noisy_accuracy`). Per sigma: the mean win-rate
+    of the picks under ``annotator`` over ``seeds`` noise draws, its mean standard error, and the spread
+    of the draws (FarmWorld only)."""
+    import numpy as np
+
+    cfg = cfg or farm.method_config("best_of_n")
+    cands = candidates(farm, cfg)  # [k][i]
+    true = np.array([farm.true_rewards(c) for c in cands])  # [k, i]
+    rows = []
+    for sigma in sigmas:
+        wins, ses = [], []
+        for s in range(seeds):
+            noisy = true + sigma * np.random.default_rng(s).standard_normal(true.shape)
+            picks = [dict(cands[k][i], generator=f"oracle_sigma{sigma:g}") for i, k in enumerate(noisy.argmax(0))]
+            wr = farm.evaluate(picks, annotator)[0]
+            wins.append(wr.win_rate), ses.append(wr.standard_error)
+        rows.append({"sigma": float(sigma), "win_rate": float(np.mean(wins)), "se": float(np.mean(ses)),
+                     "seed_sd": float(np.std(wins, ddof=1)) if seeds > 1 else 0.0})
+    return rows

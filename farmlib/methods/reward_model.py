@@ -337,3 +337,49 @@ def accuracy_curve(farm, labels: tuple[str, ...] = ("true_reward", "human", "p_s
             rows.append({"labels": source, "label agreement with R*": sum(agree) / max(len(agree), 1),
                          "pairs": len(data), **read_json(Path(path) / "metrics.json")})
     return rows
+
+
+# -- what scale would close the gap? ------------------------------------------------------------------
+def held_out_gaps(farm) -> list[float]:
+    """``|R*(y_1) - R*(y_2)|`` on the held-out pairs that :func:`train` scores against R* (pairs of SFT
+    samples on the validation instructions; ties dropped)."""
+    from farmlib.annotators.validation import sft_pairs
+
+    w = farm.world
+    gaps = [abs(w.true_reward(r["instruction"], r["input"], r["output_1"])
+                - w.true_reward(r["instruction"], r["input"], r["output_2"])) for r in sft_pairs(farm, split="val")]
+    return [g for g in gaps if g > 0]
+
+
+def noisy_accuracy(gaps: list[float], sigma: float) -> float:
+    """Expected held-out accuracy against R* of the scorer ``R* + N(0, sigma²)`` (independent noise on each
+    output): a pair with gap ``g`` is ranked right with probability ``Φ(g / (sigma √2))``."""
+    if sigma <= 0:
+        return 1.0
+    return sum(0.5 * (1 + math.erf(g / (2 * sigma))) for g in gaps) / len(gaps)
+
+
+def crossing(xs: list[float], ys: list[float], target: float) -> float | None:
+    """The first ``x`` at which ``ys`` (read in increasing ``x``) reaches ``target``, by linear
+    interpolation between neighbouring points; None when it never does."""
+    pts = sorted(zip(xs, ys))
+    if pts and pts[0][1] >= target:
+        return pts[0][0]
+    for (x0, y0), (x1, y1) in zip(pts, pts[1:]):
+        if y0 < target <= y1:
+            return x0 + (target - y0) * (x1 - x0) / (y1 - y0)
+    return None
+
+
+def pairs_for_accuracy(pairs: list[float], acc: list[float], se: list[float], target: float) -> dict:
+    """Extrapolate an accuracy curve: the weighted (1/se²) least-squares line ``acc = a + b·log2(pairs)``
+    and the number of pairs at which it reaches ``target`` (None when it does not rise). An order of
+    magnitude, not a measurement: a few points, and accuracy saturates before 100 %."""
+    w = [1 / max(s, 1e-6) ** 2 for s in se]
+    x = [math.log2(p) for p in pairs]
+    sw = sum(w)
+    mx, my = sum(wi * xi for wi, xi in zip(w, x)) / sw, sum(wi * yi for wi, yi in zip(w, acc)) / sw
+    sxx = sum(wi * (xi - mx) ** 2 for wi, xi in zip(w, x))
+    slope = sum(wi * (xi - mx) * (yi - my) for wi, xi, yi in zip(w, x, acc)) / sxx if sxx > 0 else 0.0
+    needed = 2 ** (mx + (target - my) / slope) if slope > 0 else None
+    return {"per_doubling": slope, "pairs_needed": needed}
