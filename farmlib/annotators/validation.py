@@ -193,3 +193,28 @@ def agreement_matrix(labels: dict[str, list[int | None]]):
             row[b] = 100 * sum(xs) / len(xs) if xs else float("nan")
         rows[a] = row
     return pd.DataFrame.from_dict(rows, orient="index")[names]
+
+
+def likelihood_gap(lms: dict, crowd: Crowd, pairs: list[dict]):
+    """Why a judge can misread a model's outputs. On ``pairs`` (``output_1``: the reference's answer,
+    ``output_2``: a model's), per judge family: the mean per-token log-probability its own LM (the tuned
+    one, else the base reader) gives each side, how often its head (greedy) prefers the model's output,
+    and how often that choice matches the people's majority. A head learned on writers' answers, where
+    likelier meant better, reads a model's fluent samples as good whether or not they are right."""
+    import pandas as pd
+
+    ref = [dict(r, output=r["output_1"]) for r in pairs]
+    model = [dict(r, output=r["output_2"]) for r in pairs]
+    people = [crowd.majority_label(r) == 2 for r in pairs]
+    rows = {}
+    for name, lm in lms.items():
+        reader = lm.tuned or lm.reader
+        col = reader.layers * 2 * reader.hidden  # the first fluency feature: mean log-probability per token
+        lp_ref, lp_model = (reader.features(x)[:, col].mean().item() for x in (ref, model))
+        s_ref, s_model = lm.scores(ref), lm.scores(model)
+        head = [b > a for a, b in zip(s_ref, s_model)]
+        rows[name] = {"log-prob, reference": lp_ref, "log-prob, model": lp_model,
+                      "head prefers model (%)": 100 * sum(head) / len(head),
+                      "people prefer model (%)": 100 * sum(people) / len(people),
+                      "head agrees with people (%)": 100 * sum(h == p for h, p in zip(head, people)) / len(head)}
+    return pd.DataFrame.from_dict(rows, orient="index")
