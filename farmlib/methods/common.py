@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import torch
 
-from farmlib.lm.sampling import sample_batch
+from farmlib.lm.sampling import positions, sample_batch
 
 
 @dataclass
@@ -37,11 +37,6 @@ def loser(pair: dict) -> str:
 
 
 # -- responses under a model -----------------------------------------------------------------------
-def positions(mask: torch.Tensor) -> torch.Tensor:
-    """Position ids that skip left padding."""
-    return (mask.cumsum(-1) - 1).clamp(min=0)
-
-
 def masked_mean(x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     return (x * mask).sum() / mask.sum().clamp(min=1)
 
