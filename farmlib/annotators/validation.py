@@ -203,13 +203,15 @@ def likelihood_gap(lms: dict, crowd: Crowd, pairs: list[dict]):
     likelier meant better, reads a model's fluent samples as good whether or not they are right."""
     import pandas as pd
 
+    from farmlib.annotators.judges import feature_index
+
     ref = [dict(r, output=r["output_1"]) for r in pairs]
     model = [dict(r, output=r["output_2"]) for r in pairs]
     people = [crowd.majority_label(r) == 2 for r in pairs]
     rows = {}
     for name, lm in lms.items():
         reader = lm.tuned or lm.reader
-        col = reader.layers * 2 * reader.hidden  # the first fluency feature: mean log-probability per token
+        col = feature_index("fluency_only", reader.layers, reader.hidden)[0]  # mean log-probability per token
         lp_ref, lp_model = (reader.features(x)[:, col].mean().item() for x in (ref, model))
         s_ref, s_model = lm.scores(ref), lm.scores(model)
         head = [b > a for a, b in zip(s_ref, s_model)]
