@@ -107,6 +107,8 @@ class Farm:
     def _splits_config(self) -> dict:
         p = self.profile
         cfg = {"data": p.data, "sizes": p.split_sizes(), "world_seed": p.world_seed}
+        if self.is_farmworld:
+            cfg["mix"] = "eval"  # every split draws eval's family mix (farmlib.world.splits)
         if p.real is not None:
             cfg["real"] = {"splits": p.real.splits, "reference": p.real.reference, "hub_folder": p.real.hub_folder}
         return cfg

@@ -14,18 +14,38 @@ def test_split_sizes_follow_the_paper_at_scale():
     assert get_profile("paper").split_sizes() == PAPER_SPLITS
 
 
-def test_splits_are_disjoint_deterministic_and_sized():
+def test_splits_hold_out_eval_are_deterministic_and_sized():
     sizes = {"sft": 300, "preference": 300, "unlabeled": 500, "val": 60, "eval": 80}
     a = make_splits(FarmWorld(0), sizes)
     assert {k: len(v) for k, v in a.items()} == sizes
-    keys = [{(r["instruction"], r["input"]) for r in recs} for recs in a.values()]
-    assert sum(map(len, keys)) == len(set().union(*keys))
+    held = {(r["instruction"], r["input"]) for r in a["eval"]}
+    assert len(held) == sizes["eval"]  # eval's instructions are distinct...
+    assert not held & {(r["instruction"], r["input"]) for s in a if s != "eval" for r in a[s]}  # ...and its own
     assert a == make_splits(FarmWorld(0), sizes)
     assert all(r["output"] for s in ("sft", "preference", "unlabeled", "val") for r in a[s])
     assert all("output" not in r for r in a["eval"])
     # eval is drawn first: it does not change when the training splits grow
     bigger = make_splits(FarmWorld(0), {**sizes, "sft": 600})
     assert bigger["eval"] == a["eval"]
+
+
+def test_every_split_has_evals_mix_of_task_families():
+    """The splits are samples of one distribution: even the small families (30 how-to instructions in all)
+    keep their share in the later splits, where drawing distinct instructions used to starve them."""
+    from collections import Counter
+
+    sizes = {"sft": 2000, "preference": 2000, "unlabeled": 4000, "val": 400, "eval": 400}
+    a = make_splits(FarmWorld(0), sizes)
+    share = {s: Counter(r["dataset"] for r in recs) for s, recs in a.items()}
+    for s in ("sft", "preference", "unlabeled", "val"):
+        for fam, n in share["eval"].items():
+            assert abs(share[s][fam] / sizes[s] - n / sizes["eval"]) < 0.035, (s, fam)
+    assert share["val"]["how_to"] > 0 and share["unlabeled"]["list_tools"] > 150
+
+
+def test_an_eval_split_that_takes_a_whole_family_is_refused():
+    with pytest.raises(ValueError, match="eval holds every"):
+        make_splits(FarmWorld(0), {"sft": 2000, "preference": 0, "unlabeled": 0, "val": 0, "eval": 1500})
 
 
 def test_real_alpaca_farm_files_load_in_our_schema(shared):

@@ -242,8 +242,8 @@ CALIBRATION = {"knob": "logit scale", "grid": (1.0, 2.0, 4.0, 8.0, 16.0, 32.0), 
 
 def calibration_pairs(farm) -> list[dict]:
     """Pairs of the demonstrator's answers to instructions of the ``sft`` split (as many as the val split
-    has): disjoint from the judges' training instructions (``unlabeled``) and from chapter 4's held-out
-    SFT pairs (``val``)."""
+    has): other pairs than the judges' training pairs (``unlabeled``) and chapter 4's held-out SFT pairs
+    (``val``). Only the small families' instructions recur across these splits (``farmlib.world.splits``)."""
     from farmlib.annotators.validation import writer_pairs
     from farmlib.world import DEMONSTRATOR
 

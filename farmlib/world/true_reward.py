@@ -53,9 +53,11 @@ if TYPE_CHECKING:
 #: The weights of R*'s parts: the average person's taste (each simulated person varies around it).
 #: ``detail`` and ``list`` were set on pairs of the demonstrator's answers (sensible outputs), aiming at
 #: the paper's crowd (prefers the longer answer 0.58-0.68, the list 0.58-0.72); chapter 4 measures where
-#: the people land on those pairs and on SFT pairs. The defect weights are set so that no defect can be
-#: paid for by length (the degenerate-output battery).
-REWARD_WEIGHTS = {"quality": 1.0, "detail": 1.0, "list": 0.6,
+#: the people land on those pairs and on SFT pairs. ``detail`` is 3: at 1 and 2 the crowd preferred the
+#: longer of two sensible answers 0.55 and 0.58 of the time; at 4 a repetition loop of a right answer
+#: could beat the plain answer (the battery fell to 88 %). The defect weights are set so that no defect can
+#: be paid for by length (the degenerate-output battery).
+REWARD_WEIGHTS = {"quality": 1.0, "detail": 3.0, "list": 0.6,
                   "repetition": -2.0, "disfluency": -2.0, "off_topic": -1.5, "echo": -1.0, "broken": -1.0}
 
 #: Words of ``detail`` at which more explanation stops helping.
