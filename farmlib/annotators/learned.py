@@ -17,8 +17,9 @@ A judge (``p_sim``) is a *learned model that only sees text*. Each family has tw
     :class:`~farmlib.annotators.people.Crowd` with its own seed and 3–8 people); a small panel's mean
     taste is not the crowd's, and each pair gets one noisy label;
   - **other pairs**: answers of the world's writers (the makers' mix of careful, hurried, rambling and
-    list-loving writers) to instructions of the ``unlabeled`` split — never the evaluation, validation
-    or preference instructions; a share of each family's pairs sets a correct answer against a
+    list-loving writers) to instructions of the ``unlabeled`` split — never an evaluation instruction
+    (the validation and preference splits share only the small families' instructions with it,
+    :mod:`farmlib.world.splits`); a share of each family's pairs sets a correct answer against a
     corruption of it (:mod:`farmlib.world.degenerate`): the "web text" a judge has seen fail.
 
 The families (:data:`JUDGE_FAMILIES`) differ in amounts and capacity: ``gpt4``'s LM was tuned on the most
