@@ -43,6 +43,11 @@ def test_every_split_has_evals_mix_of_task_families():
     assert share["val"]["how_to"] > 0 and share["unlabeled"]["list_tools"] > 150
 
 
+def test_splits_without_an_eval_split_draw_every_family():
+    a = make_splits(FarmWorld(0), {"sft": 240, "preference": 0, "unlabeled": 0, "val": 0, "eval": 0})
+    assert not a["eval"] and len({r["dataset"] for r in a["sft"]}) == 12
+
+
 def test_an_eval_split_that_takes_a_whole_family_is_refused():
     with pytest.raises(ValueError, match="eval holds every"):
         make_splits(FarmWorld(0), {"sft": 2000, "preference": 0, "unlabeled": 0, "val": 0, "eval": 1500})

@@ -19,6 +19,7 @@ import random
 from collections import Counter
 
 from farmlib.data import SPLITS
+from farmlib.world.families import FAMILIES
 from farmlib.world.farmworld import DEMONSTRATOR, FarmWorld
 
 #: Draws of one family allowed to land on ``eval``'s instructions before it counts as used up by ``eval``.
@@ -42,7 +43,7 @@ def make_splits(world: FarmWorld, sizes: dict[str, int], seed: int = 0) -> dict[
             continue
         held.add((rec["instruction"], rec["input"]))
         out["eval"].append(dict(rec, datasplit="eval"))
-    mix = Counter(r["dataset"] for r in out["eval"])
+    mix = Counter(r["dataset"] for r in out["eval"]) or Counter(list(FAMILIES))  # no eval split: every family alike
     families, weights = list(mix), list(mix.values())
     for split in [s for s in SPLITS if s != "eval"]:
         out[split] = []
