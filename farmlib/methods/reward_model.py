@@ -293,6 +293,25 @@ def metrics(path: str) -> dict:
     return read_json(Path(path) / "metrics.json")
 
 
+#: Where the accuracy curve's pairs come from, in order: the preference split's instructions, then the
+#: unlabeled split's (more instructions), then a second pair of samples for each (more pairs per instruction).
+CURVE_SOURCES = (("preference", 11, 12), ("unlabeled", 11, 12), ("preference", 13, 14), ("unlabeled", 13, 14))
+
+
+def curve_pairs(farm, n: int) -> list[dict]:
+    """At least ``n`` pairs of SFT samples (temperature 1), if the splits hold them, taken from
+    :data:`CURVE_SOURCES` in order: the first pairs are the same whatever ``n`` is. Identical pairs are dropped."""
+    sft, pairs = farm.sft_model(), []
+    for i, (split, sa, sb) in enumerate(CURVE_SOURCES):
+        if len(pairs) >= n:
+            break
+        k = min(n, len(farm.splits()[split])) if i == 0 else None  # the first source: only as many as asked
+        a, b = (farm.samples(sft, split, temperature=1.0, seed=s, generator=f"sft_{s}", n=k) for s in (sa, sb))
+        pairs += [{"instruction": x["instruction"], "input": x["input"], "output_1": x["output"], "output_2": y["output"]}
+                  for x, y in zip(a, b, strict=True) if x["output"] != y["output"]]
+    return pairs
+
+
 def accuracy_curve(farm, labels: tuple[str, ...] = ("true_reward", "human", "p_sim_ann"),
                    sizes: tuple[int, ...] = (250, 500, 1000, 2000), cfg: RewardModelConfig | None = None) -> list[dict]:
     """What limits the reward model: held-out accuracy (against R* and against the people's majority) of
@@ -301,12 +320,8 @@ def accuracy_curve(farm, labels: tuple[str, ...] = ("true_reward", "human", "p_s
     from farmlib.annotators.validation import sft_pairs
 
     cfg = cfg or farm.method_config("reward_model")
-    n_max = min(max(sizes), len(farm.splits()["preference"]))
     sft, tok, max_len = farm.sft_model(), farm.tokenizer(), farm.profile.model.max_length
-    a, b = (farm.samples(sft, "preference", temperature=1.0, seed=s, generator=g, n=n_max)
-            for s, g in ((11, "sft_a"), (12, "sft_b")))
-    pairs = [{"instruction": x["instruction"], "input": x["input"], "output_1": x["output"], "output_2": y["output"]}
-             for x, y in zip(a, b, strict=True) if x["output"] != y["output"]]
+    pairs = curve_pairs(farm, max(sizes))
     held = sft_pairs(farm, split="val")
     crowd, w = farm.annotator("human"), farm.world
 
