@@ -54,3 +54,14 @@ def test_artifacts_from_peoples_labels_change_with_the_people(tmp_path, monkeypa
     monkeypatch.setattr(people, "crowd_key", lambda: {**key, "crowd": {**key["crowd"], "noise": 9.0}})
     b = farm.artifact("probe", {"annotator": "human", "n": 1}, build)
     assert b != a and len(built) == 2
+
+
+def test_curve_pairs_go_past_the_preference_split_and_keep_their_first_pairs(micro_farm):
+    from farmlib.methods.reward_model import curve_pairs
+
+    sp = micro_farm.splits()
+    few, many = curve_pairs(micro_farm, 5), curve_pairs(micro_farm, len(sp["preference"]) + 10)
+    assert len(few) >= 1 and many[: len(few)] == few  # the first pairs do not depend on how many are asked
+    assert len(many) >= len(sp["preference"]) + 10 > len(curve_pairs(micro_farm, len(sp["preference"])))
+    unlabeled = {r["instruction"] for r in sp["unlabeled"]} - {r["instruction"] for r in sp["preference"]}
+    assert any(r["instruction"] in unlabeled for r in many[len(sp["preference"]):])

@@ -302,10 +302,10 @@ def curve_pairs(farm, n: int) -> list[dict]:
     """At least ``n`` pairs of SFT samples (temperature 1), if the splits hold them, taken from
     :data:`CURVE_SOURCES` in order: the first pairs are the same whatever ``n`` is. Identical pairs are dropped."""
     sft, pairs = farm.sft_model(), []
-    for i, (split, sa, sb) in enumerate(CURVE_SOURCES):
+    for split, sa, sb in CURVE_SOURCES:
         if len(pairs) >= n:
             break
-        k = min(n, len(farm.splits()[split])) if i == 0 else None  # the first source: only as many as asked
+        k = len(farm.splits()[split])  # a whole split each time: a sample depends on its batch-mates
         a, b = (farm.samples(sft, split, temperature=1.0, seed=s, generator=f"sft_{s}", n=k) for s in (sa, sb))
         pairs += [{"instruction": x["instruction"], "input": x["input"], "output_1": x["output"], "output_2": y["output"]}
                   for x, y in zip(a, b, strict=True) if x["output"] != y["output"]]
