@@ -20,10 +20,18 @@ A judge (``p_sim``) is a *learned model that only sees text*. Each family has tw
     list-loving writers) to instructions of the ``unlabeled`` split — never an evaluation instruction
     (the validation and preference splits share only the small families' instructions with it,
     :mod:`farmlib.world.splits`); a share of each family's pairs sets a correct answer against a
-    corruption of it (:mod:`farmlib.world.degenerate`): the "web text" a judge has seen fail.
+    corruption of it (:mod:`farmlib.world.degenerate`): the "web text" a judge has seen fail;
+  - **its own model's samples** (:func:`own_pairs`): two samples of the family's tuned LM per instruction,
+    labelled by the same panel, as an LLM's makers labelled their own model's samples. Writers make a writer's
+    mistakes (a wrong fact, a missing item); a model makes a model's (a fluent wrong answer, a ramble off
+    the topic). Measured at ``tiny`` on the greedy gpt4 head (its head as before, fitted with and without
+    them): agreement with the people's majority on held-out SFT pairs 64.6 → 68.2 %, on the reference vs
+    SFT 10k's eval outputs 53.2 → 55.2 %.
 
 The families (:data:`JUDGE_FAMILIES`) differ in amounts and capacity: ``gpt4``'s LM was tuned on the most
-demonstrations and its head saw the most pairs, from the largest panel, with the most degenerate examples;
+demonstrations and its head saw the most pairs, from the largest panel, with the most degenerate examples,
+and reads its own LM's states as well as its likelihoods (``tuned_reads="all"``: with its own samples, eval
+agreement 55.2 → 60.5 %, held-out SFT pairs 68.2 → 64.4 %);
 ``chatgpt`` had half as much of each and a panel of four; ``davinci`` a quarter, a panel of three, and a head
 that reads only the surface features of the base LM's view (and its own LM's likelihoods).
 
@@ -68,6 +76,8 @@ class FamilyConfig:
     degenerate: float = 0.2  # share of pairs that set a correct answer against a corruption of it
     same_writer: float = 0.5  # share of the other pairs that are two answers of one writer
     demos: int = 0  # expert demonstrations its own LM was instruction-tuned on, at scale 1 (0: base LM only)
+    own: int = 0  # comparisons of its own LM's samples (two per instruction) its panel labelled, at scale 1
+    tuned_reads: str = "fluency_only"  # what its head reads of its own LM: fluency_only | all (the LM's states too)
     demo_epochs: float = 3.0  # epochs of that instruction tuning
     l2: float = 1e-3  # weight decay of the head
     steps: int = 300  # full-batch optimizer steps
@@ -78,11 +88,11 @@ class FamilyConfig:
 #: The three families (pairs at scale 1, times the profile's scale).
 JUDGE_FAMILIES: dict[str, FamilyConfig] = {
     "gpt4": FamilyConfig("gpt4", pairs=8000, reads="fluency", labellers=8, labeller_seed=101, degenerate=0.3,
-                         demos=20_000, demo_epochs=3),
+                         demos=20_000, demo_epochs=3, own=8000, tuned_reads="all"),
     "chatgpt": FamilyConfig("chatgpt", pairs=4000, reads="fluency", labellers=4, labeller_seed=202, degenerate=0.15,
-                            demos=10_000, demo_epochs=2),
+                            demos=10_000, demo_epochs=2, own=4000),
     "davinci": FamilyConfig("davinci", pairs=2000, reads="surface", labellers=3, labeller_seed=303,
-                            degenerate=0.05, demos=5_000, demo_epochs=2),
+                            degenerate=0.05, demos=5_000, demo_epochs=2, own=2000),
 }
 
 #: The writers whose answers the makers collected (the world's writers, of mixed care and style).
@@ -95,7 +105,7 @@ MAKERS_WRITERS = (
 
 
 #: What the heads read and how they are stored; bump when that changes (it is part of every key below).
-HEAD_VERSION = "base LM (last+mean per layer, fluency, surface) + tuned LM fluency v3; unit: margin sd"
+HEAD_VERSION = "base LM (last+mean per layer, fluency, surface) + tuned LM (fluency or all) v4; unit: margin sd"
 
 
 def judges_key() -> dict:
@@ -133,6 +143,22 @@ def makers_pairs(world, records: list[dict], fam: FamilyConfig, n: int, seed: in
         pairs.append({"instruction": rec["instruction"], "input": rec.get("input", ""), "output_1": a, "output_2": b})
     panel = Crowd(world, n_people=fam.labellers, seed=fam.labeller_seed, name=f"{fam.name}-makers")
     return panel.annotate_pairs(pairs, seed=seed)
+
+
+def own_pairs(farm, fam: FamilyConfig, lm_path: str) -> list[dict]:
+    """Comparisons of the family's own tuned LM's samples: two samples (temperature 1) for each of the first
+    ``own × scale`` instructions of the ``unlabeled`` split, identical pairs dropped, labelled by the family's
+    panel. As an LLM's makers labelled their own model's samples: the errors a *model* makes (a fluent wrong
+    answer, a ramble off the topic), which the world's writers never make."""
+    from farmlib.annotators.people import Crowd
+
+    n = min(max(16, round(fam.own * farm.profile.scale)), len(farm.splits()["unlabeled"]))
+    a, b = (farm.samples(lm_path, "unlabeled", temperature=1.0, seed=s, generator=f"judge_lm-{fam.name}", n=n)
+            for s in (31, 32))
+    pairs = [{"instruction": x["instruction"], "input": x["input"], "output_1": x["output"], "output_2": y["output"]}
+             for x, y in zip(a, b, strict=True) if words(x["output"]) != words(y["output"])]
+    panel = Crowd(farm.world, n_people=fam.labellers, seed=fam.labeller_seed, name=f"{fam.name}-makers")
+    return [r for r in panel.annotate_pairs(pairs, seed=fam.seed + 1) if r["preference"] in (1, 2)]
 
 
 def fit_head(fw: torch.Tensor, fl: torch.Tensor, fam: FamilyConfig) -> tuple[torch.Tensor, list[dict]]:
@@ -206,12 +232,14 @@ def train_judge(farm, fam: FamilyConfig) -> str:
         lm_path = judge_lm(farm, fam)
         t_lm = time.time() - t0
         pairs = makers_pairs(farm.world, farm.splits()["unlabeled"], fam, n, seed=fam.seed)
+        own = own_pairs(farm, fam, lm_path) if lm_path and fam.own > 0 else []
+        pairs = pairs + own
         t_data = time.time() - t0 - t_lm
         idx = feature_index(fam.reads, reader.layers, reader.hidden)
         tuned = tuned_idx = None
         if lm_path:
             tuned = TextReader.load(lm_path, reader.tok, farm.profile.device, reader.max_length)
-            tuned_idx = feature_index("fluency_only", tuned.layers, tuned.hidden)
+            tuned_idx = feature_index(fam.tuned_reads, tuned.layers, tuned.hidden)
         fw = read_features(reader, idx, tuned, tuned_idx, [dict(r, output=winner(r)) for r in pairs])
         fl = read_features(reader, idx, tuned, tuned_idx, [dict(r, output=loser(r)) for r in pairs])
         t_read = time.time() - t0 - t_lm - t_data
@@ -223,7 +251,7 @@ def train_judge(farm, fam: FamilyConfig) -> str:
                     "tuned_index": tuned_idx or []}, work / "head.pt")
         write_json(work / "history.json", history)
         write_json(work / "train_info.json", {"seconds": time.time() - t0, "lm_seconds": t_lm, "data_seconds": t_data,
-                                              "read_seconds": t_read, "pairs": len(pairs), "features": fw.size(1),
+                                              "read_seconds": t_read, "pairs": len(pairs), "own_pairs": len(own), "features": fw.size(1),
                                               "train_accuracy": acc, "family": asdict(fam),
                                               "margin_sd_raw": margin_sd,
                                               "final_loss": history[-1]["loss"] if history else math.nan})
