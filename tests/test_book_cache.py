@@ -122,12 +122,15 @@ def test_a_chapter_waiting_for_an_artifact_frees_its_place(toy):
 from farmlib.artifacts import ArtifactStore
 import time
 def slow(work):
+    (runs / "x-started").touch()
     time.sleep({sleep})
 ArtifactStore(runs / "store").get_or_build("x", {{}}, slow)
 with open(runs / "executions.log", "a") as f:
     f.write("{name}-done\\n")"""
     write_chapter(toy.root, "01_a", extra=build.format(sleep=8, name="01_a"))
-    write_chapter(toy.root, "02_b", extra="\nimport time; time.sleep(1)" + build.format(sleep=0, name="02_b"))
+    # 02_b asks for the artifact only once 01_a is building it (a marker file, not a head start in seconds)
+    wait = "\nimport time\nwhile not (runs / 'x-started').exists():\n    time.sleep(0.05)"
+    write_chapter(toy.root, "02_b", extra=wait + build.format(sleep=0, name="02_b"))
     write_chapter(toy.root, "03_c")
     log = toy.build(jobs=2)
     assert log.index("03_c") < log.index("01_a-done") < log.index("02_b-done"), log

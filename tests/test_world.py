@@ -94,6 +94,20 @@ def test_people_like_lists_and_detail_but_no_defect():
     assert reward("Describe the goat.", "")["total"] == 0.0
 
 
+def test_a_loop_tells_nothing_new():
+    """Words inside a phrase the answer already said add no detail: a loop of a right answer is not worth
+    more than the answer (it used to count as fluent detail and came within 0.1 of the plain answer)."""
+    ins, item = "Is the following item an animal, a tool, or a food?", "rake"
+    plain = W.reward_breakdown(ins, item, "Tool.")
+    loop = W.reward_breakdown(ins, item, "Tool. " + "tool " * 25)
+    assert loop["detail"] <= plain["detail"] + 0.1 and loop["total"] < plain["total"] - 1
+    f = W.facts["goat"]
+    one = W.reward_breakdown("Describe the goat.", "", f"The goat is {f['color']}.")
+    looped = W.reward_breakdown("Describe the goat.", "", f"The goat is {f['color']} the goat is {f['color']} " * 4)
+    more = W.reward_breakdown("Describe the goat.", "", f"The goat is {f['color']}. It lives in the {f['habitat']}.")
+    assert looped["detail"] <= one["detail"] + 0.1 < more["detail"]  # new words still count
+
+
 def test_off_topic_and_echo_cost_more_than_their_length():
     f, g = W.facts["goat"], W.facts["cow"]
     right = f"The goat is {f['color']}."

@@ -23,12 +23,14 @@ class Person:
 
 
 def crowd_key() -> dict:
-    """What makes FarmWorld's people what they are (the crowd's defaults and R*'s weights): part of the key
-    of every artifact built from people's labels, so a change of the people never reuses old labels."""
+    """What makes FarmWorld's people what they are (the crowd's defaults, R*'s weights and R*'s version): part of
+    the key of every artifact built from people's labels, so a change of the people never reuses old labels."""
     from dataclasses import fields
 
+    from farmlib.world.true_reward import TRUE_REWARD_VERSION
+
     return {"crowd": {f.name: f.default for f in fields(Crowd) if f.name in ("n_people", "taste_spread", "noise")},
-            "weights": REWARD_WEIGHTS}
+            "weights": REWARD_WEIGHTS, "true_reward": TRUE_REWARD_VERSION}
 
 
 @dataclass

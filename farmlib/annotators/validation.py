@@ -47,18 +47,25 @@ def writer_pairs(farm, writer, split: str = "val") -> list[dict]:
 
 def content_gap(world, pairs: list[dict]) -> dict[str, float]:
     """Mean task quality (R*'s ``quality``) of the longer vs the shorter output, and of the list vs the prose
-    output (over pairs where exactly one is a list): whether length and lists go with better content."""
-    from farmlib.world import is_list
+    output (over pairs where exactly one is a list): whether length and lists go with better content. Also
+    the mean cost of R*'s defects (repetition, disfluency, off-topic, echo, broken) of the longer and the shorter."""
+    from farmlib.world import REWARD_WEIGHTS, is_list
+    from farmlib.world.true_reward import DEFECTS
 
     def q(r: dict, o: str) -> float:
         return world.reward_breakdown(r["instruction"], r["input"], o)["quality"]
 
-    longer, shorter, listed, prose = [], [], [], []
+    def cost(r: dict, o: str) -> float:
+        b = world.reward_breakdown(r["instruction"], r["input"], o)
+        return -sum(REWARD_WEIGHTS[k] * b[k] for k in DEFECTS)
+
+    longer, shorter, listed, prose, cost_longer, cost_shorter = [], [], [], [], [], []
     for r in pairs:
         o1, o2 = r["output_1"], r["output_2"]
         if len(o1) != len(o2):
             lo, sh = (o1, o2) if len(o1) > len(o2) else (o2, o1)
             longer.append(q(r, lo)), shorter.append(q(r, sh))
+            cost_longer.append(cost(r, lo)), cost_shorter.append(cost(r, sh))
         if is_list(o1) != is_list(o2):
             li, pr = (o1, o2) if is_list(o1) else (o2, o1)
             listed.append(q(r, li)), prose.append(q(r, pr))
@@ -67,7 +74,7 @@ def content_gap(world, pairs: list[dict]) -> dict[str, float]:
         return sum(xs) / len(xs) if xs else float("nan")
 
     return {"quality_longer": mean(longer), "quality_shorter": mean(shorter), "quality_list": mean(listed),
-            "quality_prose": mean(prose)}
+            "quality_prose": mean(prose), "defect_cost_longer": mean(cost_longer), "defect_cost_shorter": mean(cost_shorter)}
 
 
 def what_decides(world, pairs: list[dict], labels: list[list[int]]):

@@ -3,7 +3,8 @@
 A person values *content*: the task done right (``quality``) and a clear, on-topic explanation of
 it (``detail``), formatted as a list where a list fits. Length is worth something only through
 that content: a sentence counts towards ``detail`` when it is fluent, on the task's topic, and not
-said before. What a person dislikes costs more than any length can buy:
+said before, less any words inside a phrase the answer has already said (a loop tells nothing new).
+What a person dislikes costs more than any length can buy:
 
 * ``repetition``: words inside a phrase said before (loops such as "horse horse horse", a sentence
   said twice);
@@ -60,6 +61,9 @@ if TYPE_CHECKING:
 REWARD_WEIGHTS = {"quality": 1.0, "detail": 3.0, "list": 0.6,
                   "repetition": -2.0, "disfluency": -2.0, "off_topic": -1.5, "echo": -1.0, "broken": -1.0}
 
+#: What R* computes, named: part of the people's key (``farmlib.annotators.people.crowd_key``), so that a change
+#: of R*'s code never reuses labels made by the old one. Change it with ``EXPECTED`` in tests/test_world_families.py.
+TRUE_REWARD_VERSION = "v2: a loop tells nothing new (detail skips words inside a phrase already said)"
 #: Words of ``detail`` at which more explanation stops helping.
 DETAIL_CAP = 40
 #: Characters an answer may use; anything else reads as garbled output.
@@ -145,17 +149,20 @@ _FACT_FAMILIES = {"qa_fact", "describe", "compare"}
 _FACT_WORDS = {v for vs in ATTRIBUTES.values() for v in vs}
 
 
-def _repeated_words(ws: list[str], n: int = 5) -> float:
-    """Share of words inside an n-gram that already occurred earlier in the text."""
-    if len(ws) < n:
-        return 0.0
-    seen, marked = set(), [False] * len(ws)
+def _repeats(ws: list[str], seen: set[tuple[str, ...]], n: int = 5) -> list[bool]:
+    """Which words lie inside an n-gram already in ``seen`` or earlier in ``ws``; adds ``ws``'s n-grams to ``seen``."""
+    marked = [False] * len(ws)
     for i in range(len(ws) - n + 1):
         g = tuple(ws[i:i + n])
         if g in seen:
             marked[i:i + n] = [True] * n
         seen.add(g)
-    return sum(marked) / len(ws)
+    return marked
+
+
+def _repeated_words(ws: list[str], n: int = 5) -> float:
+    """Share of words inside an n-gram that already occurred earlier in the text."""
+    return sum(_repeats(ws, set(), n)) / len(ws) if len(ws) >= n else 0.0
 
 
 def _contains(seq: list[str], sub: list[str]) -> bool:
@@ -184,7 +191,7 @@ def reward_parts(world: FarmWorld, grammar: Grammar, task: Task | None, instruct
         answer = world.answer(task, input)
         topic |= set(words(str(answer if not isinstance(answer, dict) else list(answer.values()))))
     sentences = [s.strip() for s in _SENTENCE.split(_MARKER.sub("", output)) if words(s)]
-    seen, off, clean, counted = set(), 0, 0, 0
+    seen, off, clean, counted, grams = set(), 0, 0, 0, set()
     for s in sentences:
         sw = words(s)
         key = " ".join(sw)
@@ -203,7 +210,7 @@ def reward_parts(world: FarmWorld, grammar: Grammar, task: Task | None, instruct
         if (foreign and len(foreign) >= len(named & allowed)) or facts or not (numeric or topic & set(sw)):
             off += 1
         elif grammar.fluent(s) and sw != words(instruction):
-            clean += len(sw)
+            clean += len(sw) - sum(_repeats(sw, grams))  # a loop inside the sentence tells nothing new
     n_sent = len(sentences)
     dup_sentences = 1 - len({" ".join(words(s)) for s in sentences}) / n_sent if n_sent else 0.0
     parts["detail"] = min(clean, DETAIL_CAP) / DETAIL_CAP
@@ -226,10 +233,11 @@ def total(parts: dict[str, float], weights: dict[str, float] = REWARD_WEIGHTS) -
     is right (a wrong answer gains nothing from length)."""
     gain = weights["quality"] * parts["quality"] * (1 + weights["detail"] * parts["detail"]
                                                      + weights["list"] * parts["list"])
-    return gain + sum(weights[k] * parts[k] for k in _DEFECTS)
+    return gain + sum(weights[k] * parts[k] for k in DEFECTS)
 
 
-_DEFECTS = ("repetition", "disfluency", "off_topic", "echo", "broken")
+#: R*'s parts that cost (their weights are negative).
+DEFECTS = ("repetition", "disfluency", "off_topic", "echo", "broken")
 
 
 class TrueReward:
