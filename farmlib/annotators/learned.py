@@ -39,8 +39,9 @@ instructions to prefer long or short answers) are named mechanisms on the answer
 (:class:`farmlib.annotators.judges.JudgeConfig`), and reading is one forward pass per output and reader
 (cached, shared by the 13 members); a comparison is the difference of two scores. Measured at ``tiny``
 (chapter 4's calibration pairs, greedy gpt4 head against the people's majority): 54–58 % when the heads read
-only the base LM, 69 % with the tuned LM. What the own-sample pairs and the LM's states changed (greedy gpt4
-head against the people's majority, before → after): held-out SFT pairs 64.6 → 64.9 %; the reference's answers
+only the base LM, 69 % with the tuned LM. What the own-sample pairs and the LM's states changed (in the build where
+they landed, 4903daf; greedy gpt4 head against the people's majority, before → after): held-out SFT pairs
+64.6 → 64.9 %; the reference's answers
 against SFT 10k's on the eval set 53.2 → 61.3 %; over the leaderboard, the rank correlation of the judges'
 win-rates with the people's went 0.60 → 0.78 (chapter 14), while the pool's agreement on SFT pairs went
 59.0 → 57.4 % (chapter 4).
