@@ -41,10 +41,9 @@ instructions to prefer long or short answers) are named mechanisms on the answer
 (chapter 4's calibration pairs, greedy gpt4 head against the people's majority): 54–58 % when the heads read
 only the base LM, 69 % with the tuned LM. What the own-sample pairs and the LM's states changed (in the build where
 they landed, 4903daf; greedy gpt4 head against the people's majority, before → after): held-out SFT pairs
-64.6 → 64.9 %; the reference's answers
-against SFT 10k's on the eval set 53.2 → 61.3 %; over the leaderboard, the rank correlation of the judges'
-win-rates with the people's went 0.60 → 0.78 (chapter 14), while the pool's agreement on SFT pairs went
-59.0 → 57.4 % (chapter 4).
+64.6 → 64.9 %; the reference's answers against SFT 10k's on the eval set 53.2 → 61.3 %; over the leaderboard,
+the rank correlation of the judges' win-rates with the people's went 0.60 → 0.78 (chapter 14), while the pool's
+agreement on SFT pairs went 59.0 → 57.4 % (chapter 4).
 
 The world is used *here*, to write the demonstrations and to write and label the makers' pairs. At judging
 time a judge holds two readers (LMs and a tokenizer) and a weight vector, nothing else (tests check it).

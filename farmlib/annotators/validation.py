@@ -52,23 +52,19 @@ def content_gap(world, pairs: list[dict]) -> dict[str, float]:
     from farmlib.world import REWARD_WEIGHTS, is_list
     from farmlib.world.true_reward import DEFECTS
 
-    def q(r: dict, o: str) -> float:
-        return world.reward_breakdown(r["instruction"], r["input"], o)["quality"]
-
-    def cost(r: dict, o: str) -> float:
+    def quality_and_cost(r: dict, o: str) -> tuple[float, float]:
         b = world.reward_breakdown(r["instruction"], r["input"], o)
-        return -sum(REWARD_WEIGHTS[k] * b[k] for k in DEFECTS)
+        return b["quality"], -sum(REWARD_WEIGHTS[k] * b[k] for k in DEFECTS)
 
     longer, shorter, listed, prose, cost_longer, cost_shorter = [], [], [], [], [], []
     for r in pairs:
         o1, o2 = r["output_1"], r["output_2"]
+        (q1, c1), (q2, c2) = quality_and_cost(r, o1), quality_and_cost(r, o2)
         if len(o1) != len(o2):
-            lo, sh = (o1, o2) if len(o1) > len(o2) else (o2, o1)
-            longer.append(q(r, lo)), shorter.append(q(r, sh))
-            cost_longer.append(cost(r, lo)), cost_shorter.append(cost(r, sh))
+            (ql, cl), (qs, cs) = ((q1, c1), (q2, c2)) if len(o1) > len(o2) else ((q2, c2), (q1, c1))
+            longer.append(ql), shorter.append(qs), cost_longer.append(cl), cost_shorter.append(cs)
         if is_list(o1) != is_list(o2):
-            li, pr = (o1, o2) if is_list(o1) else (o2, o1)
-            listed.append(q(r, li)), prose.append(q(r, pr))
+            listed.append(q1 if is_list(o1) else q2), prose.append(q2 if is_list(o1) else q1)
 
     def mean(xs: list[float]) -> float:
         return sum(xs) / len(xs) if xs else float("nan")
