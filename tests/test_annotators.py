@@ -17,7 +17,7 @@ from farmlib.annotators import (
     prefers_longer,
     single_judge,
 )
-from farmlib.annotators.validation import crowd_labels
+from farmlib.annotators.validation import crowd_intervals, crowd_labels
 from farmlib.world import DEMONSTRATOR, EXPERT, FarmWorld, Writer
 
 W = FarmWorld(0)
@@ -53,6 +53,25 @@ def test_crowd_prefers_the_better_writer_but_disagrees():
     labels = crowd_labels(crowd, pairs, n=4)  # four different people per pair, as chapter 4 measures
     assert 0.55 < heldout_agreement(labels) < 0.95  # people disagree, but not at random
 
+
+
+def test_crowd_intervals_cover_the_estimate_and_narrow_with_more_pairs():
+    crowd = Crowd(W)
+    few, many = _pairs(60, seed=1), _pairs(600, seed=1)
+    widths = []
+    for pairs in (few, many):
+        labels = crowd_labels(crowd, pairs, n=4)
+        ci = crowd_intervals(pairs, labels, n_boot=300)
+        p = prefers_longer([dict(r, preference=x) for r, h in zip(pairs, labels) for x in h])
+        assert ci["p_longer"][0] <= p <= ci["p_longer"][1]
+        a = heldout_agreement(labels)
+        assert ci["agreement"][0] <= a <= ci["agreement"][1]
+        assert ci["variance"] == pytest.approx((1 - ci["agreement"][1], 1 - ci["agreement"][0]))
+        widths.append(ci["p_longer"][1] - ci["p_longer"][0])
+    assert widths[1] < 0.6 * widths[0]  # ten times the pairs: about a third of the width
+    # every label of a pair goes with it: identical pairs give a zero-width interval
+    same = [{"output_1": "a", "output_2": "bbb"}] * 20
+    assert crowd_intervals(same, [[2, 2, 2, 2]] * 20, n_boot=50)["p_longer"] == (1.0, 1.0)
 
 @pytest.fixture(scope="module")
 def lms(micro_farm):

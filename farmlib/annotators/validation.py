@@ -110,6 +110,30 @@ def crowd_labels(crowd: Crowd, pairs: list[dict], n: int = 4, seed: int = 0) -> 
     return out
 
 
+def crowd_intervals(pairs: list[dict], humans: list[list[int]], n_boot: int = 1000, seed: int = 0,
+                    level: float = 0.95) -> dict[str, tuple[float, float]]:
+    """Bootstrap intervals of the people's agreement, variance, P(longer) and P(list) on ``pairs``.
+
+    The pairs are redrawn with replacement, each with all its labels (``humans[i]``): the labels of one pair
+    are not independent, so the pair is the unit."""
+    rng = random.Random(f"crowd-intervals-{seed}")
+    draws: dict[str, list[float]] = {"agreement": [], "p_longer": [], "p_list": []}
+    for _ in range(n_boot):
+        idx = [rng.randrange(len(pairs)) for _ in pairs]
+        hs = [humans[i] for i in idx]
+        labelled = [dict(pairs[i], preference=p) for i in idx for p in humans[i]]
+        draws["agreement"].append(heldout_agreement(hs))
+        draws["p_longer"].append(prefers_longer(labelled))
+        draws["p_list"].append(prefers_lists(labelled))
+    out = {}
+    for k, xs in draws.items():
+        xs = sorted(x for x in xs if x == x)  # a redraw can hold no pair of different lengths or styles
+        out[k] = ((xs[int((1 - level) / 2 * len(xs))], xs[min(len(xs) - 1, int((1 + level) / 2 * len(xs)))])
+                  if xs else (float("nan"), float("nan")))
+    out["variance"] = (1 - out["agreement"][1], 1 - out["agreement"][0])
+    return out
+
+
 def annotator_draws(annotator: Annotator, pairs: list[dict], n: int = 4) -> tuple[list[list[int | None]], float]:
     """``n`` labels per pair from independent draws (seeds) of a simulator, and the seconds spent."""
     t0 = time.perf_counter()
