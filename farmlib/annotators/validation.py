@@ -26,9 +26,10 @@ from farmlib.annotators import (
 )
 
 
-def sft_pairs(farm, split: str = "val", temperature: float = 1.0) -> list[dict]:
-    """Two independent SFT samples per instruction of ``split``; identical pairs are dropped."""
-    sft = farm.sft_model()
+def sft_pairs(farm, split: str = "val", temperature: float = 1.0, model: str | None = None) -> list[dict]:
+    """Two independent SFT samples per instruction of ``split``; identical pairs are dropped. ``model``: another
+    SFT model (default: the farm's SFT 10k)."""
+    sft = model or farm.sft_model()
     a = farm.samples(sft, split=split, temperature=temperature, seed=1, generator="sft_a")
     b = farm.samples(sft, split=split, temperature=temperature, seed=2, generator="sft_b")
     return [{"instruction": x["instruction"], "input": x["input"], "dataset": x.get("dataset", ""),
