@@ -54,7 +54,6 @@ def test_crowd_prefers_the_better_writer_but_disagrees():
     assert 0.55 < heldout_agreement(labels) < 0.95  # people disagree, but not at random
 
 
-
 def test_crowd_intervals_cover_the_estimate_and_narrow_with_more_pairs():
     crowd = Crowd(W)
     few, many = _pairs(60, seed=1), _pairs(600, seed=1)
@@ -72,6 +71,7 @@ def test_crowd_intervals_cover_the_estimate_and_narrow_with_more_pairs():
     # every label of a pair goes with it: identical pairs give a zero-width interval
     same = [{"output_1": "a", "output_2": "bbb"}] * 20
     assert crowd_intervals(same, [[2, 2, 2, 2]] * 20, n_boot=50)["p_longer"] == (1.0, 1.0)
+
 
 @pytest.fixture(scope="module")
 def lms(micro_farm):
