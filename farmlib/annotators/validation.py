@@ -118,11 +118,12 @@ def crowd_intervals(pairs: list[dict], humans: list[list[int]], n_boot: int = 10
     The pairs are redrawn with replacement, each with all its labels (``humans[i]``): the labels of one pair
     are not independent, so the pair is the unit."""
     rng = random.Random(f"crowd-intervals-{seed}")
+    records = [[dict(r, preference=p) for p in h] for r, h in zip(pairs, humans)]  # one labelled record per label
     draws: dict[str, list[float]] = {"agreement": [], "p_longer": [], "p_list": []}
     for _ in range(n_boot):
         idx = [rng.randrange(len(pairs)) for _ in pairs]
         hs = [humans[i] for i in idx]
-        labelled = [dict(pairs[i], preference=p) for i in idx for p in humans[i]]
+        labelled = [x for i in idx for x in records[i]]
         draws["agreement"].append(heldout_agreement(hs))
         draws["p_longer"].append(prefers_longer(labelled))
         draws["p_list"].append(prefers_lists(labelled))
