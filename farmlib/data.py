@@ -7,6 +7,7 @@ Every record is a dict with ``instruction``, ``input`` (often empty) and, where 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 SPLITS = ("sft", "preference", "unlabeled", "val", "eval")
@@ -100,3 +101,13 @@ def load_alpaca_farm(split: str, path: str | Path | None = None, folder: str | P
 def load_model_outputs(path: str | Path) -> list[dict]:
     """An AlpacaEval ``model_outputs.json``: records with instruction, output and generator."""
     return load_records(path, required=("instruction", "output", "generator"))
+
+
+def paired(a: list[dict], b: list[dict], same: Callable[[str], object] = str.strip,
+           fields: tuple[str, ...] = ()) -> list[dict]:
+    """Pairs (``output_1`` from ``a[i]``, ``output_2`` from ``b[i]``) of two answer sets to the same instructions,
+    dropping the pairs whose outputs are the same under ``same`` (by default: equal but for surrounding
+    whitespace). ``fields``: more fields of ``a[i]`` to carry (missing ones as "")."""
+    return [{"instruction": x["instruction"], "input": x["input"], **{f: x.get(f, "") for f in fields},
+             "output_1": x["output"], "output_2": y["output"]}
+            for x, y in zip(a, b, strict=True) if same(x["output"]) != same(y["output"])]

@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 from farmlib.artifacts import ArtifactStore, read_json, runs_root, write_json
-from farmlib.data import SPLITS
+from farmlib.data import SPLITS, paired
 from farmlib.evaluation.win_rate import WinRate, preference_from_scores, win_rate
 from farmlib.lm.model import load_model, load_tokenizer, n_trainable, new_model, train_tokenizer, with_lora
 from farmlib.lm.sampling import respond
@@ -466,8 +466,7 @@ class Farm:
         cfg = {"a": len(a), "sft": self.key(sft), "annotator": annotator, "seed": seed, "n": n}
 
         def build(work: Path) -> None:
-            pairs = [{"instruction": x["instruction"], "input": x["input"], "output_1": x["output"],
-                      "output_2": y["output"]} for x, y in zip(a, b, strict=True) if x["output"] != y["output"]]
+            pairs = paired(a, b, same=str)
             write_json(work / "preferences.json", self.annotator(annotator, seed).annotate_pairs(pairs, seed=seed))
 
         path = Path(self.artifact("preferences", cfg, build))

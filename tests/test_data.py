@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from farmlib.data import DataFormatError, load_alpaca_farm, load_model_outputs, load_records
+from farmlib.data import DataFormatError, load_alpaca_farm, load_model_outputs, load_records, paired
 from farmlib.profiles import PAPER_SPLITS, get_profile
 from farmlib.world import FarmWorld, make_splits
 
@@ -139,3 +139,16 @@ def test_a_split_file_missing_a_field_gets_one_line_naming_it(tmp_path):
     with pytest.raises(DataFormatError, match=r"^\S*sft\.json: record 1: missing field 'output'$"):
         load_split_file(p, "sft")
     assert load_split_file(p, "unlabeled")[1] == {"instruction": "c", "input": "", "datasplit": "unlabeled"}
+
+
+def test_paired_drops_the_pairs_that_are_the_same_under_its_key():
+    a = [{"instruction": "i", "input": "", "dataset": "d", "output": o} for o in ("x", "a b", "A b", "y")]
+    b = [{"instruction": "i", "input": "", "output": o} for o in ("x ", "a b", "a b", "z")]
+    assert [r["output_1"] for r in paired(a, b)] == ["A b", "y"]  # "x" vs "x ": the same but for whitespace
+    assert [r["output_1"] for r in paired(a, b, same=str)] == ["x", "A b", "y"]
+    assert [r["output_1"] for r in paired(a, b, same=str.lower)] == ["x", "y"]
+    assert paired(a, b, fields=("dataset",))[-1] == {"instruction": "i", "input": "", "dataset": "d",
+                                                     "output_1": "y", "output_2": "z"}
+    assert "dataset" not in paired(a, b)[0]
+    with pytest.raises(ValueError):
+        paired(a, b[:2])  # two answer sets of different lengths are not pairs

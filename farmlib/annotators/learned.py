@@ -60,6 +60,7 @@ from pathlib import Path
 import torch
 
 from farmlib.artifacts import write_json
+from farmlib.data import paired
 from farmlib.world import DEMONSTRATOR, EXPERT, Writer
 from farmlib.world.degenerate import CORRUPTIONS
 from farmlib.world.vocabulary import words
@@ -156,8 +157,7 @@ def own_pairs(farm, fam: FamilyConfig, lm_path: str) -> list[dict]:
     n = min(max(16, round(fam.own * farm.profile.scale)), len(farm.splits()["unlabeled"]))
     a, b = (farm.samples(lm_path, "unlabeled", temperature=1.0, seed=s, generator=f"judge_lm-{fam.name}", n=n)
             for s in (31, 32))
-    pairs = [{"instruction": x["instruction"], "input": x["input"], "output_1": x["output"], "output_2": y["output"]}
-             for x, y in zip(a, b, strict=True) if words(x["output"]) != words(y["output"])]
+    pairs = paired(a, b, same=words)
     panel = Crowd(farm.world, n_people=fam.labellers, seed=fam.labeller_seed, name=f"{fam.name}-makers")
     return [r for r in panel.annotate_pairs(pairs, seed=fam.seed + 1) if r["preference"] in (1, 2)]
 

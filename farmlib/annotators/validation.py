@@ -24,6 +24,7 @@ from farmlib.annotators import (
     prefers_lists,
     prefers_longer,
 )
+from farmlib.data import paired
 
 
 def sft_pairs(farm, split: str = "val", temperature: float = 1.0, model: str | None = None) -> list[dict]:
@@ -32,18 +33,14 @@ def sft_pairs(farm, split: str = "val", temperature: float = 1.0, model: str | N
     sft = model or farm.sft_model()
     a = farm.samples(sft, split=split, temperature=temperature, seed=1, generator="sft_a")
     b = farm.samples(sft, split=split, temperature=temperature, seed=2, generator="sft_b")
-    return [{"instruction": x["instruction"], "input": x["input"], "dataset": x.get("dataset", ""),
-             "output_1": x["output"], "output_2": y["output"]}
-            for x, y in zip(a, b, strict=True) if x["output"].strip() != y["output"].strip()]
+    return paired(a, b, fields=("dataset",))
 
 
 def writer_pairs(farm, writer, split: str = "val") -> list[dict]:
     """Two independent answers of a FarmWorld writer per instruction of ``split`` (identical pairs dropped):
     pairs of *sensible* outputs, on which the crowd's taste for length and lists is calibrated."""
     a, b = (farm.writer_outputs(writer, split, seed=s) for s in (101, 102))
-    return [{"instruction": x["instruction"], "input": x["input"], "dataset": x.get("dataset", ""),
-             "output_1": x["output"], "output_2": y["output"]}
-            for x, y in zip(a, b, strict=True) if x["output"].strip() != y["output"].strip()]
+    return paired(a, b, fields=("dataset",))
 
 
 def content_gap(world, pairs: list[dict]) -> dict[str, float]:

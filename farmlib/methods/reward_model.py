@@ -21,6 +21,7 @@ import transformers
 from transformers import AutoModelForSequenceClassification
 
 from farmlib.artifacts import read_json, write_json
+from farmlib.data import paired
 from farmlib.lm.model import cache_kwargs, cache_of
 from farmlib.lm.supervised import length_grouped_batches, lr_at
 from farmlib.methods.common import loser, positions, score, winner
@@ -307,8 +308,7 @@ def curve_pairs(farm, n: int) -> list[dict]:
             break
         k = len(farm.splits()[split])  # a whole split each time: a sample depends on its batch-mates
         a, b = (farm.samples(sft, split, temperature=1.0, seed=s, generator=f"sft_{s}", n=k) for s in (sa, sb))
-        pairs += [{"instruction": x["instruction"], "input": x["input"], "output_1": x["output"], "output_2": y["output"]}
-                  for x, y in zip(a, b, strict=True) if x["output"] != y["output"]]
+        pairs += paired(a, b, same=str)
     return pairs
 
 
