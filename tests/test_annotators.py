@@ -73,6 +73,25 @@ def test_crowd_intervals_cover_the_estimate_and_narrow_with_more_pairs():
     assert crowd_intervals(same, [[2, 2, 2, 2]] * 20, n_boot=50)["p_longer"] == (1.0, 1.0)
 
 
+def test_a_crowd_of_another_taste_scales_the_same_people():
+    """``taste`` moves the average person's weights; each person's own factors and noise stay as they were."""
+    from farmlib.world import REWARD_WEIGHTS
+
+    default, detail_lovers = Crowd(W), Crowd(W, taste=dict(REWARD_WEIGHTS, detail=2 * REWARD_WEIGHTS["detail"]))
+    for a, b in zip(default.people, detail_lovers.people, strict=True):
+        assert b.weights["detail"] == pytest.approx(2 * a.weights["detail"]) and b.noise == a.noise
+        assert {k: v for k, v in b.weights.items() if k != "detail"} == {k: v for k, v in a.weights.items() if k != "detail"}
+    # people who value detail more prefer the longer of two sensible answers more often
+    rng = random.Random(3)
+    pairs = []
+    for _ in range(400):
+        r = W.sample_task(rng)
+        pairs.append(dict(r, output_1=W.write(r, DEMONSTRATOR, rng), output_2=W.write(r, DEMONSTRATOR, rng)))
+    p = [prefers_longer([dict(r, preference=x) for r, h in zip(pairs, crowd_labels(c, pairs)) for x in h])
+         for c in (default, detail_lovers)]
+    assert p[1] > p[0] + 0.02, p
+
+
 @pytest.fixture(scope="module")
 def lms(micro_farm):
     """The three judge families of the micro farm (trained once, then loaded fresh: empty score caches)."""

@@ -43,6 +43,8 @@ class Crowd:
     crowd's range (63-69 %) on pairs of SFT outputs and on the demonstrator's calibration pairs
     (chapter "Validating the simulated annotators" measures both); with R*'s ``detail`` weight at 3,
     0.4 gave 71 % on SFT pairs and 0.55 gives 67 %. Everything downstream is measured, not tuned.
+    ``taste`` is the average person's weights (R*'s own by default); another taste makes other people, for
+    questions such as "would people who value detail more prefer longer outputs?", never for the book's labels.
     """
 
     world: FarmWorld
@@ -51,13 +53,14 @@ class Crowd:
     noise: float = 0.55
     seed: int = 0
     name: str = "human"
+    taste: dict[str, float] = field(default_factory=lambda: dict(REWARD_WEIGHTS))  # the average person's weights
     people: list[Person] = field(default_factory=list, init=False)
 
     def __post_init__(self) -> None:
         rng = random.Random(f"crowd-{self.seed}")
         for i in range(self.n_people):
             w = {k: v * math.exp(rng.gauss(0, self.taste_spread) - self.taste_spread ** 2 / 2)
-                 for k, v in REWARD_WEIGHTS.items()}
+                 for k, v in self.taste.items()}
             self.people.append(Person(i, w, self.noise * math.exp(rng.gauss(0, 0.3))))
 
     def utility(self, person: Person, instruction: str, input: str, output: str) -> float:
