@@ -379,8 +379,10 @@ def _execute_main() -> None:
 
 
 def _execute_side_by_side(pending: list[tuple[int, Path]], jobs: int, params: dict, root: Path, keys: dict,
-                          metrics: Path, status: Status, max_running: int | None = None) -> dict[str, float]:
-    """Execute ``pending`` chapters (numbered) in reading order, ``jobs`` computing at a time, each in its own
+                          metrics: Path, status: Status, max_running: int | None = None,
+                          executed: Path | None = None) -> dict[str, float]:
+    """Execute ``pending`` chapters (numbered) in reading order into ``executed`` (default ``root/book/chapters``),
+    ``jobs`` computing at a time, each in its own
     process with ``cores // jobs`` threads (all the cores while it computes alone: :func:`farmlib.progress.follow_threads`);
     record each as it finishes. A chapter waiting for an artifact
     another chapter is building does not count (it holds no core), so the next chapter starts meanwhile, up
@@ -390,6 +392,7 @@ def _execute_side_by_side(pending: list[tuple[int, Path]], jobs: int, params: di
     import shutil
 
     max_running = max_running or 2 * jobs
+    executed = executed or root / EXECUTED
     cores = os.cpu_count() or 1
     threads = str(max(1, cores // jobs))
     running: dict[subprocess.Popen, tuple[int, Path, float, Path]] = {}
@@ -418,7 +421,7 @@ def _execute_side_by_side(pending: list[tuple[int, Path]], jobs: int, params: di
                        THREADS_ENV: str(folder / "threads.txt"), "OMP_NUM_THREADS": threads,
                        "MKL_NUM_THREADS": threads}
                 cmd = [sys.executable, "-c", "from farmlib.book import _execute_main; _execute_main()", str(nb),
-                       str(root / EXECUTED / nb.name), json.dumps(params), str(root), str(folder)]
+                       str(executed / nb.name), json.dumps(params), str(root), str(folder)]
                 with open(folder / "stderr.txt", "w") as err:
                     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=err)
                 running[proc] = (i, nb, time.time(), folder)
@@ -430,7 +433,7 @@ def _execute_side_by_side(pending: list[tuple[int, Path]], jobs: int, params: di
                 status.finish(i)
                 if proc.returncode == 0:
                     seconds[nb.stem] = time.time() - t0
-                    _record(root / EXECUTED / nb.name, keys[nb], metrics, _written(folder / "metrics.log"),
+                    _record(executed / nb.name, keys[nb], metrics, _written(folder / "metrics.log"),
                             seconds[nb.stem])
                     status.done(f"[{i}/{status.n}] {nb.stem}: {seconds[nb.stem]:.1f} s")
                 else:
@@ -450,13 +453,14 @@ def _execute_side_by_side(pending: list[tuple[int, Path]], jobs: int, params: di
 
 def build_book(profile: str = "tiny", root: str | Path = ".", html: bool = True,
                only: list[str] | None = None, parameters: dict | None = None,
-               force: bool = False, jobs: int | None = None) -> dict[str, float]:
+               force: bool = False, jobs: int | None = None, executed: str | Path | None = None) -> dict[str, float]:
     """Execute the chapters for ``profile`` and build ``_build/html``; returns seconds per step (``total``:
     the wall clock).
 
     A chapter whose :func:`chapter_key` matches the one its executed copy recorded, and whose metrics
     files are unchanged, is reused without running (``force``: execute every chapter anyway). ``jobs``
-    chapters run side by side (default :func:`default_jobs`), in reading order.
+    chapters run side by side (default :func:`default_jobs`), in reading order. ``executed``: the folder for the
+    executed copies (default ``book/chapters``, which ``_toc.yml`` renders; another folder only without ``html``).
     Raises ``BookError`` with a message for the user when a chapter fails or the input is wrong.
     """
     from farmlib.profiles import PROFILES
@@ -464,6 +468,9 @@ def build_book(profile: str = "tiny", root: str | Path = ".", html: bool = True,
     if profile not in PROFILES:
         raise BookError(f"unknown profile {profile!r}; choose from {', '.join(sorted(PROFILES))}")
     root = Path(root).resolve()
+    executed = Path(executed).resolve() if executed else root / EXECUTED
+    if html and executed != root / EXECUTED:
+        raise BookError(f"the HTML renders {root / EXECUTED}; executing into {executed} needs html=False")
     os.environ.setdefault("FARM_RUNS", str(root / "runs"))
     runs = Path(os.environ["FARM_RUNS"]).resolve() / profile
     metrics = runs / "metrics"
@@ -475,7 +482,7 @@ def build_book(profile: str = "tiny", root: str | Path = ".", html: bool = True,
         check_parameters(nb, params)
     library = library_digest()
     keys = {nb: chapter_key(nb, params, library, runs) for nb in todo}
-    reuse = {nb: not force and reusable(root / EXECUTED / nb.name, keys[nb], metrics) for nb in todo}
+    reuse = {nb: not force and reusable(executed / nb.name, keys[nb], metrics) for nb in todo}
     last = metrics / "build_times.json"  # seconds of each chapter's last execution: the next estimate
     prev = read_json(last) if last.exists() else {}
     estimate = None
@@ -483,7 +490,7 @@ def build_book(profile: str = "tiny", root: str | Path = ".", html: bool = True,
         estimate = sum(prev[c.stem] for c in todo if not reuse[c]) + (prev.get("html", 0.0) if html else 0.0)
 
     times: dict[str, float] = {}
-    executed: dict[str, float] = {}
+    ran: dict[str, float] = {}  # seconds of the steps that ran (not reused)
     jobs = max(1, jobs or default_jobs(profile))
     t_build = time.time()
     with _book_lock(runs / ".book.lock"), Status(len(todo), estimate and estimate / jobs) as status:
@@ -494,12 +501,12 @@ def build_book(profile: str = "tiny", root: str | Path = ".", html: bool = True,
                 status.done(f"[{i}/{len(todo)}] {nb.stem}: reused (notebook, parameters and farmlib unchanged)")
             elif jobs == 1:
                 status.chapter(i, nb.stem)
-                dst = root / EXECUTED / nb.name
+                dst = executed / nb.name
                 with tempfile.TemporaryDirectory(prefix="farm-chapter-") as tmp:
                     log = Path(tmp) / "metrics.log"
                     os.environ[METRICS_LOG_ENV] = str(log)
                     try:
-                        times[nb.stem] = executed[nb.stem] = execute_notebook(nb, dst, params, cwd=root,
+                        times[nb.stem] = ran[nb.stem] = execute_notebook(nb, dst, params, cwd=root,
                                                                               on_cell=status.on_cell)
                     finally:
                         os.environ.pop(METRICS_LOG_ENV, None)
@@ -508,9 +515,9 @@ def build_book(profile: str = "tiny", root: str | Path = ".", html: bool = True,
             else:
                 pending.append((i, nb))
         if pending:
-            seconds = _execute_side_by_side(pending, jobs, params, root, keys, metrics, status)
+            seconds = _execute_side_by_side(pending, jobs, params, root, keys, metrics, status, executed=executed)
             times.update(seconds)
-            executed.update(seconds)
+            ran.update(seconds)
         if html:
             status.chapter(len(todo), "building HTML with Jupyter Book")
             t0 = time.time()
@@ -521,9 +528,9 @@ def build_book(profile: str = "tiny", root: str | Path = ".", html: bool = True,
             if proc.returncode != 0 or not index.exists():
                 log = (proc.stdout + proc.stderr).strip().splitlines()[-15:]
                 raise ChapterFailed("jupyter-book build failed (exit {}):\n  {}".format(proc.returncode, "\n  ".join(log)))
-            times["html"] = executed["html"] = time.time() - t0
+            times["html"] = ran["html"] = time.time() - t0
             status.done(f"HTML: {times['html']:.1f} s -> {index}")
     times["total"] = time.time() - t_build  # wall clock: chapters side by side overlap
     if only is None and parameters is None:  # a whole default build: the next build's estimate
-        write_json(last, {**{k: v for k, v in prev.items() if k != "total"}, **executed})
+        write_json(last, {**{k: v for k, v in prev.items() if k != "total"}, **ran})
     return times

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 
-from farmlib.book import chapters, execute_notebook
+from farmlib.book import BookError, build_book, chapters, execute_notebook
 
 CHAPTERS = chapters(ROOT)
 
@@ -72,18 +72,63 @@ def assert_clean_page(executed: Path) -> None:
         assert noise not in outputs, f"{executed.stem}: the rendered page shows {noise!r}"
 
 
+def _test_runs(tmp_path_factory) -> Path:
+    """Shared by the chapters, like a book build; FARM_TEST_RUNS (set by .ci/run) keeps them for the book stage."""
+    return Path(os.environ.get("FARM_TEST_RUNS") or tmp_path_factory.getbasetemp() / "nb_runs")
+
+
+def _execute_selected(profile: str, test: str, request, tmp_path_factory) -> Path:
+    """Execute, as ``farm book`` does (chapters side by side, each in its own process), every chapter whose
+    ``test`` this pytest session selected; returns the folder of the executed copies (``<runs>/<profile>/executed``,
+    where .ci/run's book stage finds them). Each chapter's executed copy and metrics file are removed first, so
+    the chapter must write them again. A failure is left to the chapter's own test (:func:`_executed`)."""
+    selected = [i.callspec.params["nb"] for i in request.session.items if getattr(i, "originalname", "") == test]
+    runs = _test_runs(tmp_path_factory)
+    out = runs / profile / "executed"
+    for nb in selected:
+        (out / nb.name).unlink(missing_ok=True)
+        (runs / profile / "metrics" / f"{METRICS[nb.stem][0]}.json").unlink(missing_ok=True)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("FARM_RUNS", str(runs))
+        try:
+            build_book(profile, ROOT, html=False, only=[nb.stem for nb in selected], force=True, executed=out)
+        except BookError:
+            pass
+    return out
+
+
+@pytest.fixture(scope="session")
+def micro_chapters(request, tmp_path_factory) -> Path:
+    return _execute_selected("micro", "test_chapter_runs_on_micro_profile", request, tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def real_micro_chapters(request, tmp_path_factory) -> Path:
+    from farmlib.real import REFERENCE_FILE
+
+    if not (ROOT.parent / "shared" / "data" / REFERENCE_FILE).exists():
+        pytest.skip("real data files not found at ../shared/data")
+    return _execute_selected("real-micro", "test_chapter_runs_on_real_micro_profile", request, tmp_path_factory)
+
+
+def _executed(nb: Path, folder: Path, profile: str, tmp_path_factory, monkeypatch) -> Path:
+    """The chapter's executed copy from the side-by-side run; a chapter that did not finish there (it
+    failed, or a failure elsewhere stopped the run before it started) runs again alone, raising its own error."""
+    out = folder / nb.name
+    if not (out.exists() and "farm" in json.loads(out.read_text())["metadata"]):  # recorded only on success
+        monkeypatch.setenv("FARM_RUNS", str(_test_runs(tmp_path_factory)))
+        monkeypatch.setenv("FARM_PROGRESS", str(tmp_path_factory.mktemp("bars") / "progress"))  # as `farm book`
+        execute_notebook(nb, out, {"profile": profile}, cwd=ROOT)
+    return out
+
+
 @pytest.mark.parametrize("nb", CHAPTERS, ids=lambda p: p.stem)
-def test_chapter_runs_on_micro_profile(nb, tmp_path_factory, monkeypatch):
+def test_chapter_runs_on_micro_profile(nb, micro_chapters, tmp_path_factory, monkeypatch):
     """The chapter executes and (re)writes its own metrics file with its key numbers."""
-    # shared by the chapters, like a book build; FARM_TEST_RUNS (set by .ci/run) keeps them for the book stage
-    runs = Path(os.environ.get("FARM_TEST_RUNS") or tmp_path_factory.getbasetemp() / "nb_runs")
-    monkeypatch.setenv("FARM_RUNS", str(runs))
-    monkeypatch.setenv("FARM_PROGRESS", str(tmp_path_factory.mktemp("bars") / "progress"))  # as `farm book` runs it
+    out = _executed(nb, micro_chapters, "micro", tmp_path_factory, monkeypatch)
+    runs = _test_runs(tmp_path_factory)
     name, keys = METRICS[nb.stem]
     path = runs / "micro" / "metrics" / f"{name}.json"
-    path.unlink(missing_ok=True)
-    out = tmp_path_factory.mktemp("out") / nb.name
-    execute_notebook(nb, out, {"profile": "micro"}, cwd=ROOT)
     assert path.exists(), f"{nb.stem} did not write {path.name}"
     assert_clean_page(out)
     metrics = json.loads(path.read_text())
@@ -123,21 +168,12 @@ def test_every_chapter_has_a_real_metrics_check():
 
 
 @pytest.mark.parametrize("nb", CHAPTERS, ids=lambda p: p.stem)
-def test_chapter_runs_on_real_micro_profile(nb, tmp_path_factory, monkeypatch):
+def test_chapter_runs_on_real_micro_profile(nb, real_micro_chapters, tmp_path_factory, monkeypatch):
     """The chapter executes on real data (real-micro: the AlpacaEval instructions and reference from ../shared,
     the judge pool behind the loopback server), never touches FarmWorld, and writes its real metrics."""
-    from farmlib.real import REFERENCE_FILE
-
-    if not (ROOT.parent / "shared" / "data" / REFERENCE_FILE).exists():
-        pytest.skip("real data files not found at ../shared/data")
-    runs = Path(os.environ.get("FARM_TEST_RUNS") or tmp_path_factory.getbasetemp() / "nb_runs")
-    monkeypatch.setenv("FARM_RUNS", str(runs))
-    monkeypatch.setenv("FARM_PROGRESS", str(tmp_path_factory.mktemp("bars") / "progress"))  # as `farm book` runs it
+    out = _executed(nb, real_micro_chapters, "real-micro", tmp_path_factory, monkeypatch)
     name, keys = METRICS[nb.stem][0], REAL_METRICS[nb.stem]
-    path = runs / "real-micro" / "metrics" / f"{name}.json"
-    path.unlink(missing_ok=True)
-    out = tmp_path_factory.mktemp("out") / nb.name
-    execute_notebook(nb, out, {"profile": "real-micro"}, cwd=ROOT)
+    path = _test_runs(tmp_path_factory) / "real-micro" / "metrics" / f"{name}.json"
     metrics = json.loads(path.read_text())
     assert metrics["profile"] == "real-micro" and metrics.get("real") is True, f"{nb.stem}: not its real branch"
     for key, typ in keys.items():
