@@ -172,3 +172,32 @@ def read_json(path: str | Path):
 def read_artifact(path: str | Path, name: str = "history.json"):
     """A JSON file of an artifact folder: a trainer's ``history.json``, ``train_info.json``, ``held_out.json``."""
     return read_json(Path(path) / name)
+
+
+#: Keys of the JSON files that hold wall-clock times (train_info.json, info.json, history.json, metrics.json).
+TIMING = {"seconds", "steps_per_second", "lm_seconds", "data_seconds", "read_seconds"}
+
+
+def _without_timing(obj):
+    if isinstance(obj, dict):
+        return {k: _without_timing(v) for k, v in obj.items() if k not in TIMING}
+    if isinstance(obj, list):
+        return [_without_timing(v) for v in obj]
+    return obj
+
+
+def artifact_digests(root: str | Path) -> dict[str, str]:
+    """SHA-256 of every file of every finished artifact under ``root`` (``kind/hash/file``), to compare two
+    builds bit for bit: JSON files are hashed without their wall-clock times (:data:`TIMING`), and
+    ``_files.json`` (which hashes them with) is left out."""
+    root = Path(root)
+    out = {}
+    for p in sorted(root.glob("*/*/**/*")):
+        rel = p.relative_to(root)
+        if not p.is_file() or p.name in (MANIFEST, "_DONE") or rel.parts[1].endswith((".lock", ".partial")):
+            continue
+        data = p.read_bytes()
+        if p.suffix == ".json":
+            data = json.dumps(_without_timing(json.loads(data)), sort_keys=True).encode()
+        out[rel.as_posix()] = hashlib.sha256(data).hexdigest()
+    return out

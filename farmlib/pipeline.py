@@ -37,8 +37,8 @@ class Farm:
     (:func:`farmlib.seeding.deterministic_torch`)."""
 
     def __init__(self, profile: str | Profile = "tiny", root: str | Path | None = None, **overrides):
-        deterministic_torch()
         self.profile = get_profile(profile, **overrides)
+        deterministic_torch(device=self.profile.device)
         # absolute, so that artifact paths (and the keys made from them, :meth:`key`) do not depend on the
         # working directory or on how the root was written
         self.root = (Path(root) if root is not None else runs_root() / self.profile.name).resolve()

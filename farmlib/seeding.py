@@ -9,12 +9,14 @@ process. :func:`deterministic_torch` (called by ``Farm``) asks torch for determi
 On a GPU, two more things. cuBLAS is deterministic only if ``CUBLAS_WORKSPACE_CONFIG`` is ``:4096:8``
 (or ``:16:8``) when it is first used: :func:`deterministic_torch` sets ``:4096:8`` unless the variable is
 set already, so set it yourself if your process multiplies CUDA matrices before it makes a ``Farm``.
-And by default an op with no deterministic kernel runs anyway, with a warning; among them is the
-backward of the fused attention kernels (flash, memory-efficient, cuDNN), which torch makes
-deterministic only in its strict mode. ``FARM_DETERMINISTIC=strict`` turns strict mode on: attention
-gradients become deterministic, and an op with no deterministic kernel raises instead of warning.
-(Measured on an H100, torch 2.11: in the default mode, repeated attention backward passes differ in
-the last bits; in strict mode they do not, and SFT, reward model, PPO, Quark and LoRA run.)
+And the backward of the fused attention kernels (flash, memory-efficient, cuDNN) is deterministic only
+in torch's strict mode, where an op with no deterministic kernel raises instead of warning. So a ``Farm``
+on a CUDA profile turns strict mode on; on CPU (deterministic without it) an op with no deterministic
+kernel only warns. ``FARM_DETERMINISTIC=strict`` or ``=warn`` chooses either on any device (``warn``:
+when an op you need has no deterministic kernel, or to trade the last bits for speed).
+Measured on an H100 with torch 2.11 (``benchmarks/gpu_paths.py``, the micro leaderboard built twice in
+fresh processes): in warn mode 8 of 224 artifact files differed between the two builds (best-of-n
+scores, PPO's checkpoints and history); in strict mode none did, and every method ran.
 """
 
 from __future__ import annotations
@@ -26,11 +28,16 @@ from contextlib import contextmanager
 import torch
 
 
-def deterministic_torch(strict: bool | None = None) -> None:
-    """Deterministic kernels where torch has them: a warning where it has none, or with ``strict``
-    (default: ``$FARM_DETERMINISTIC == "strict"``) an error. Strict mode, once on, stays on."""
+def deterministic_torch(strict: bool | None = None, device: str = "cpu") -> None:
+    """Deterministic kernels where torch has them: a warning where it has none, or with ``strict`` an error.
+    ``strict`` defaults to ``$FARM_DETERMINISTIC`` (``strict`` or ``warn``), else to whether ``device`` is a
+    CUDA device. Strict mode, once on, stays on."""
     os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
-    strict = os.environ.get("FARM_DETERMINISTIC") == "strict" if strict is None else strict
+    if strict is None:
+        mode = os.environ.get("FARM_DETERMINISTIC", "")
+        if mode not in ("", "strict", "warn"):
+            raise ValueError(f"FARM_DETERMINISTIC={mode!r}: use 'strict' or 'warn' (or leave it unset)")
+        strict = mode == "strict" or (not mode and device.startswith("cuda"))
     already_strict = torch.are_deterministic_algorithms_enabled() and \
         not torch.is_deterministic_algorithms_warn_only_enabled()
     torch.use_deterministic_algorithms(True, warn_only=not (strict or already_strict))

@@ -14,6 +14,7 @@ import pytest
 import torch
 from conftest import ROOT, power_cut
 
+from farmlib.artifacts import artifact_digests
 from farmlib.lm import model as lm
 from farmlib.lm import supervised
 from farmlib.methods import policy, reward_model, reward_model_path
@@ -29,35 +30,10 @@ names = BASELINES + METHODS
 board = leaderboard_of_methods(Farm("micro"), names[::-1] if sys.argv[1] == "reversed" else names)
 print(json.dumps(board.drop(columns=["train_seconds", "paper_row", "paper_sim", "paper_human"]).to_dict("records")))
 """
-#: Keys of the JSON files that hold wall-clock times (train_info.json, info.json, history.json, metrics.json).
-TIMING = {"seconds", "steps_per_second", "lm_seconds", "data_seconds", "read_seconds"}
 #: Every kind of artifact the leaderboard builds.
 KINDS = {"splits", "tokenizer", "base", "sft", "samples", "preferences", "reward_model", "feedme",
          "reward_conditioning", "dpo", "kto", "best_of_n", "expert_iteration", "ppo", "quark", "judge_lm", "judge_head",
          "judge_calibration"}
-
-
-def _without_timing(obj):
-    if isinstance(obj, dict):
-        return {k: _without_timing(v) for k, v in obj.items() if k not in TIMING}
-    if isinstance(obj, list):
-        return [_without_timing(v) for v in obj]
-    return obj
-
-
-def artifact_digests(root: Path) -> dict[str, str]:
-    """SHA-256 of every file of every finished artifact under ``root`` (``kind/hash/file``); JSON files
-    are hashed without their wall-clock times, and ``_files.json`` (which hashes them with) is left out."""
-    out = {}
-    for p in sorted(root.glob("*/*/**/*")):
-        rel = p.relative_to(root)
-        if not p.is_file() or p.name in ("_files.json", "_DONE") or rel.parts[1].endswith((".lock", ".partial")):
-            continue
-        data = p.read_bytes()
-        if p.suffix == ".json":
-            data = json.dumps(_without_timing(json.loads(data)), sort_keys=True).encode()
-        out[rel.as_posix()] = hashlib.sha256(data).hexdigest()
-    return out
 
 
 def test_micro_leaderboard_is_bit_identical_across_processes(tmp_path):
@@ -140,22 +116,36 @@ def test_resumed_training_equals_uninterrupted(tmp_path, monkeypatch):
 
 
 def test_farm_asks_torch_for_deterministic_kernels(monkeypatch, tmp_path):
-    """Warnings by default, strict mode with FARM_DETERMINISTIC=strict, and a later Farm keeps strict mode."""
+    """On CPU warnings by default, strict mode with FARM_DETERMINISTIC=strict or on a CUDA profile (making
+    the Farm touches no GPU), and a later Farm keeps strict mode; FARM_DETERMINISTIC=warn opts a CUDA profile out."""
     from farmlib import Farm
 
     monkeypatch.delenv("FARM_DETERMINISTIC", raising=False)
     monkeypatch.delenv("CUBLAS_WORKSPACE_CONFIG", raising=False)
+
+    def warn_only() -> bool:
+        return torch.are_deterministic_algorithms_enabled() and torch.is_deterministic_algorithms_warn_only_enabled()
+
     try:
         torch.use_deterministic_algorithms(False)
         Farm("micro", root=tmp_path)
-        assert torch.are_deterministic_algorithms_enabled() and torch.is_deterministic_algorithms_warn_only_enabled()
+        assert warn_only()
         assert os.environ["CUBLAS_WORKSPACE_CONFIG"] == ":4096:8"
+        monkeypatch.setenv("FARM_DETERMINISTIC", "warn")
+        Farm("micro", root=tmp_path, device="cuda")
+        assert warn_only()
+        monkeypatch.delenv("FARM_DETERMINISTIC")
+        Farm("micro", root=tmp_path, device="cuda")
+        assert torch.are_deterministic_algorithms_enabled() and not warn_only()
+        Farm("micro", root=tmp_path)
+        assert not warn_only()
+        torch.use_deterministic_algorithms(False)
         monkeypatch.setenv("FARM_DETERMINISTIC", "strict")
         Farm("micro", root=tmp_path)
-        assert not torch.is_deterministic_algorithms_warn_only_enabled()
-        monkeypatch.delenv("FARM_DETERMINISTIC")
-        Farm("micro", root=tmp_path)
-        assert not torch.is_deterministic_algorithms_warn_only_enabled()
+        assert torch.are_deterministic_algorithms_enabled() and not warn_only()
+        monkeypatch.setenv("FARM_DETERMINISTIC", "yes")
+        with pytest.raises(ValueError, match="FARM_DETERMINISTIC"):
+            Farm("micro", root=tmp_path)
     finally:
         torch.use_deterministic_algorithms(True, warn_only=True)
 
