@@ -382,9 +382,8 @@ def _execute_side_by_side(pending: list[tuple[int, Path]], jobs: int, params: di
                           metrics: Path, status: Status, max_running: int | None = None,
                           executed: Path | None = None) -> dict[str, float]:
     """Execute ``pending`` chapters (numbered) in reading order into ``executed`` (default ``root/book/chapters``),
-    ``jobs`` computing at a time, each in its own
-    process with ``cores // jobs`` threads (all the cores while it computes alone: :func:`farmlib.progress.follow_threads`);
-    record each as it finishes. A chapter waiting for an artifact
+    ``jobs`` computing at a time, each in its own process with ``cores // jobs`` threads (all the cores while it
+    computes alone: :func:`farmlib.progress.follow_threads`); record each as it finishes. A chapter waiting for an artifact
     another chapter is building does not count (it holds no core), so the next chapter starts meanwhile, up
     to ``max_running`` chapters in all: chapter 4's judges, which need only the base LM, train while
     chapter 3 waits for chapter 2's SFT model. After a failure no new chapter starts; the running ones

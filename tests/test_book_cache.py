@@ -115,6 +115,19 @@ def test_chapters_side_by_side_record_their_own_metrics(toy, capsys):
     assert "02_b" in (toy.runs / "executions.log").read_text()  # the chapter beside it ran to the end
 
 
+def test_executed_copies_go_where_they_are_asked(toy):
+    """``executed=``: the copies go to that folder, which is also where reuse looks (one at a time or side by
+    side); the book's own folder is untouched, and asking for HTML from another folder is refused."""
+    other = toy.root / "elsewhere"
+    for jobs in (1, 2):
+        assert sorted(toy.build(executed=other, jobs=jobs, force=True)) == ["01_a", "02_b"]
+        assert sorted(p.name for p in other.iterdir()) == ["01_a.ipynb", "02_b.ipynb"]
+        assert toy.build(executed=other, jobs=jobs) == []
+    assert not (toy.root / book.EXECUTED).exists()
+    with pytest.raises(book.BookError, match="needs html=False"):
+        build_book("micro", toy.root, executed=other)
+
+
 def test_a_chapter_waiting_for_an_artifact_frees_its_place(toy):
     """Side by side, a chapter waiting for an artifact another chapter is building does not count against
     ``jobs``: with two places, chapter 03 starts and finishes while 02 waits for 01's artifact."""
