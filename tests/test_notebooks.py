@@ -19,6 +19,8 @@ def test_notebooks_are_committed_without_outputs():
         cells = json.loads(nb.read_text())["cells"]
         assert not any(c.get("outputs") or c.get("execution_count") for c in cells if c["cell_type"] == "code"), nb
         assert any("parameters" in c.get("metadata", {}).get("tags", []) for c in cells), nb
+        ids = [c.get("id") for c in cells]  # nbformat 4.5: every cell has a unique id (a missing one warns, later fails)
+        assert None not in ids and len(set(ids)) == len(ids), f"{nb.name}: a cell without a unique id"
 
 
 _WIN_RATE = {"win_rate": dict, "standard_error": dict, "avg_length": float, "train_seconds": float,
