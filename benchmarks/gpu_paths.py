@@ -2,7 +2,8 @@
 in a fresh process, one after the other; builds on the same device are compared bit for bit, and builds on
 different devices by their numbers. Prints each build's time per row, its peak GPU memory and the leaderboard.
 
-    python benchmarks/gpu_paths.py [--profile micro] [--builds cuda cuda cpu] [--runs DIR] [--deterministic warn]
+    python benchmarks/gpu_paths.py [--profile micro] [--builds cuda cuda cpu] [--methods dpo ppo] [--runs DIR]
+                                   [--deterministic warn]
 
 The CPU claim (same profile, seed and machine => the same bits) is tested in ``tests/test_reproducible.py``;
 this is its GPU counterpart, to run where a GPU is at hand (CI has none). A ``Farm`` on a CUDA device asks
@@ -31,7 +32,7 @@ from farmlib.evaluation.leaderboard import leaderboard_of_methods
 from farmlib.methods import BASELINES, METHODS
 farm = Farm(sys.argv[1], device=sys.argv[2])
 t0 = time.time()
-for name in BASELINES + METHODS:
+for name in sys.argv[3:] or BASELINES + METHODS:
     t = time.time()
     row = leaderboard_of_methods(farm, [name]).drop(columns=["config", "paper_row", "paper_sim", "paper_human"])
     row = row.to_dict("records")[0]
@@ -45,12 +46,12 @@ print("DONE " + json.dumps({"seconds": time.time() - t0, "weights_on": str(weigh
 TIMES = ("seconds", "train_seconds")
 
 
-def build(profile: str, device: str, runs: Path, deterministic: str) -> tuple[list[dict], dict]:
+def build(profile: str, device: str, runs: Path, deterministic: str, methods: list[str]) -> tuple[list[dict], dict]:
     """One leaderboard built from scratch in a fresh process; its rows as they finish and its summary."""
     env = {**os.environ, "FARM_RUNS": str(runs), "PYTHONPATH": str(ROOT)}
     if deterministic:
         env["FARM_DETERMINISTIC"] = deterministic
-    proc = subprocess.Popen([sys.executable, "-c", _BUILD, profile, device], cwd=ROOT, env=env,
+    proc = subprocess.Popen([sys.executable, "-c", _BUILD, profile, device, *methods], cwd=ROOT, env=env,
                             stdout=subprocess.PIPE, text=True)
     rows, done = [], {}
     for line in proc.stdout:
@@ -72,6 +73,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--profile", default="micro")
     ap.add_argument("--builds", nargs="+", default=["cuda", "cuda", "cpu"], help="a device per build")
+    ap.add_argument("--methods", nargs="*", default=[], help="leaderboard rows to build (default: every row)")
     ap.add_argument("--runs", default="", help="a folder for the builds' artifacts (default: a temporary one)")
     ap.add_argument("--deterministic", choices=["strict", "warn"], default="",
                     help="FARM_DETERMINISTIC (default: unset, so strict on a GPU and warn on CPU)")
@@ -80,7 +82,7 @@ def main() -> None:
     results = []
     for k, device in enumerate(args.builds):
         print(f"build {k}: {args.profile} on {device}", flush=True)
-        rows, done = build(args.profile, device, runs / f"build{k}", args.deterministic)
+        rows, done = build(args.profile, device, runs / f"build{k}", args.deterministic, args.methods)
         print(f"build {k}: {done['seconds']:.0f} s, SFT weights on {done['weights_on']}, "
               f"peak GPU memory {done['peak_gpu_mib']:.0f} MiB", flush=True)
         results.append((device, rows, done, artifact_digests(runs / f"build{k}" / args.profile)))
