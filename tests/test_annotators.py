@@ -16,6 +16,7 @@ from farmlib.annotators import (
     prefers_lists,
     prefers_longer,
     single_judge,
+    style_preferences,
 )
 from farmlib.annotators.validation import crowd_intervals, crowd_labels
 from farmlib.world import DEMONSTRATOR, EXPERT, FarmWorld, Writer
@@ -71,6 +72,27 @@ def test_crowd_intervals_cover_the_estimate_and_narrow_with_more_pairs():
     # every label of a pair goes with it: identical pairs give a zero-width interval
     same = [{"output_1": "a", "output_2": "bbb"}] * 20
     assert crowd_intervals(same, [[2, 2, 2, 2]] * 20, n_boot=50)["p_longer"] == (1.0, 1.0)
+
+
+def test_style_preferences_redraw_instructions_not_records():
+    # two methods against one reference on each of 40 instructions: on the first 20 every label picks the
+    # longer output, on the last 20 none does; one list pair per instruction, its list always chosen
+    recs = []
+    for i in range(40):
+        for method in ("a", "b"):
+            recs.append({"instruction": f"task {i}", "input": "", "output_1": "ref", "output_2": "much longer " + method,
+                         "preference": 2 if i < 20 else 1})
+        recs.append({"instruction": f"task {i}", "input": "", "output_1": "ref", "output_2": "- a\n- b", "preference": 2})
+    s = style_preferences(recs, n_boot=400)
+    assert s["p_longer"] == pytest.approx(prefers_longer(recs)) == pytest.approx(0.5 * 80 / 120 + 40 / 120)
+    assert s["n_p_longer"] == 120 and s["n_p_list"] == 40 and s["p_list"] == 1.0 and s["p_list_interval"] == (1.0, 1.0)
+    lo, hi = s["p_longer_interval"]
+    assert lo < s["p_longer"] < hi
+    # instructions as the unit: twice the records per instruction, the same interval (records as the unit would shrink it)
+    assert style_preferences(recs + recs, n_boot=400)["p_longer_interval"] == pytest.approx((lo, hi))
+    # unlabelled records and equal lengths count nowhere; no boot, no interval
+    none = style_preferences([dict(recs[0], preference=None), dict(recs[0], output_2="abc")], n_boot=0)
+    assert none["n_p_longer"] == 0 and none["p_longer"] != none["p_longer"]
 
 
 def test_a_crowd_of_another_taste_scales_the_same_people():

@@ -25,9 +25,10 @@ from farmlib.annotators.statistics import (
     majority,
     prefers_lists,
     prefers_longer,
+    style_preferences,
 )
 
 __all__ = ["Annotator", "Crowd", "JudgeConfig", "JudgeLM", "LearnedJudge", "Person", "Pool", "TextReader", "agreement_with",
            "annotate_samples", "default_pool", "heldout_agreement", "injection_effect", "majority", "members",
            "pool_ann", "pool_eval",
-           "prefers_lists", "prefers_longer", "single_judge"]
+           "prefers_lists", "prefers_longer", "single_judge", "style_preferences"]
