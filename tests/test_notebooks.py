@@ -32,6 +32,7 @@ METRICS = {
     "02_sft": ("sft", {"parameters": int, "pretrain_final_loss": float, "sft_final_loss": float}),
     "03_evaluation": ("evaluation", {"win_rate": dict, "standard_error": dict, "n": int}),
     "04_annotators": ("annotators", {"n_pairs": int, "crowd": dict, "annotators": dict, "injection": dict,
+                                    "crowd_by_sft_seed": dict, "crowd_by_base_seed": dict,
                                     "degenerate_correct_preferred": dict, "crowd_calibration_pairs": dict,
                                     "likelihood_gap": dict}),
     "05_reward_model": ("reward_model", {"val_accuracy": float, "val_accuracy_true": float, "n_train": int,
