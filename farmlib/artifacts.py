@@ -1,7 +1,8 @@
-"""Artifacts on disk, keyed by the hash of the config that made them.
+"""Artifacts on disk, keyed by the hash of the config and the code that made them.
 
 ``runs/<profile>/<kind>/<hash>/`` holds one finished artifact, its ``_artifact.json`` (the config
-that made it) and ``_files.json`` (each file's size and SHA-256). A build works in
+that made it, with the digest of the farmlib source its builder can run and the modules that digest covers:
+:mod:`farmlib.provenance`) and ``_files.json`` (each file's size and SHA-256). A build works in
 ``<hash>.partial/`` (where a trainer may leave checkpoints to resume from) and is renamed into
 place only when complete, so an interrupted build never looks finished and a rerun picks up where
 it stopped. A file lock keeps two processes from building the same thing. An artifact is checked
@@ -22,8 +23,6 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-#: Bump when a change to farmlib changes what an artifact contains.
-ARTIFACT_VERSION = 1
 #: Files above this size are checked by size only (hashing a 7B model at every hand-out is slow).
 HASH_LIMIT = 256 * 2**20
 MANIFEST = "_files.json"
@@ -31,8 +30,15 @@ MANIFEST = "_files.json"
 
 def config_hash(config: dict) -> str:
     """A short stable hash of a JSON-able config."""
-    blob = json.dumps({"v": ARTIFACT_VERSION, **config}, sort_keys=True, default=str)
+    blob = json.dumps(config, sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:12]
+
+
+def keyed_by_code(config: dict, build: Callable) -> dict:
+    """``config`` with ``code``: the digest of the farmlib source ``build`` can run."""
+    from farmlib.provenance import code_digest
+
+    return {**config, "code": code_digest(build)[0]}
 
 
 def runs_root() -> Path:
@@ -112,15 +118,19 @@ class ArtifactStore:
         self.root = Path(root)
         self._verified: set[Path] = set()  # checked once per process
 
-    def path(self, kind: str, config: dict) -> Path:
-        return self.root / kind / config_hash(config)
+    def path(self, kind: str, config: dict, build: Callable[[Path], None]) -> Path:
+        """Where the artifact ``build`` makes from ``config`` lives (built or not)."""
+        return self.root / kind / config_hash(keyed_by_code(config, build))
 
-    def exists(self, kind: str, config: dict) -> bool:
-        return (self.path(kind, config) / "_DONE").exists()
+    def exists(self, kind: str, config: dict, build: Callable[[Path], None]) -> bool:
+        return (self.path(kind, config, build) / "_DONE").exists()
 
     def get_or_build(self, kind: str, config: dict, build: Callable[[Path], None]) -> Path:
-        """Return the artifact's folder, calling ``build(workdir)`` first if it is missing."""
-        final = self.path(kind, config)
+        """Return the artifact's folder, calling ``build(workdir)`` first if it is missing. The key is
+        ``config`` and the digest of the code ``build`` can run (:func:`farmlib.provenance.code_digest`): an
+        edit to that code builds the artifact anew, beside the old one."""
+        config = keyed_by_code(config, build)
+        final = self.root / kind / config_hash(config)
         if (final / "_DONE").exists() and self._intact(final, repair=False):
             return final
         with _locked(final.with_name(final.name + ".lock")):
@@ -129,7 +139,10 @@ class ArtifactStore:
             work = final.with_name(final.name + ".partial")
             work.mkdir(parents=True, exist_ok=True)
             build(work)
-            (work / "_artifact.json").write_text(json.dumps(config, indent=2, sort_keys=True, default=str))
+            from farmlib.provenance import code_digest
+
+            record = {**config, "code_modules": list(code_digest(build)[1])}  # what the digest covers (not keyed)
+            (work / "_artifact.json").write_text(json.dumps(record, indent=2, sort_keys=True, default=str))
             write_json(work / MANIFEST, manifest(work))
             (work / "_DONE").write_text("")
             if final.exists():

@@ -28,6 +28,7 @@ from farmlib.lm.model import load_model, load_tokenizer, n_trainable, new_model,
 from farmlib.lm.sampling import respond
 from farmlib.lm.supervised import train_lm
 from farmlib.profiles import Profile, get_profile
+from farmlib.provenance import data_digest
 from farmlib.seeding import deterministic_torch
 from farmlib.world import REFERENCE, FarmWorld, Writer, format_prompt, make_splits
 
@@ -225,8 +226,7 @@ class Farm:
         if p.model.pretrained:
             return p.model.pretrained
         cfg = {"tokenizer": self.key(self.tokenizer_path()), "model": dataclasses.asdict(p.model),
-               "train": dataclasses.asdict(p.pretrain), "docs": p.pretrain_docs, "seed": p.world_seed,
-               "init": "seeded"}  # weights initialised from train.seed (before: unseeded, not reproducible)
+               "train": dataclasses.asdict(p.pretrain), "docs": p.pretrain_docs, "seed": p.world_seed}
 
         if p.real is not None:
             cfg["arch"] = p.real.arch
@@ -249,7 +249,7 @@ class Farm:
         cfg = {"start": self.key(start), "splits": list(splits), "data": self._splits_config(),
                "train": dataclasses.asdict(train), "max_length": p.model.max_length}
         if p.model.lora_r:
-            cfg["lora_r"], cfg["lora_init"] = p.model.lora_r, "seeded"  # adapters drawn from train.seed
+            cfg["lora_r"] = p.model.lora_r
 
         def build(work: Path) -> None:
             model = load_model(start, p.device).train()
@@ -292,9 +292,7 @@ class Farm:
         temperature = p.temperature if temperature is None else temperature
         generator = generator or Path(model_path).parent.name + "-" + Path(model_path).name[:6]
         cfg = {"model": self.key(model_path), "split": split, "data": self._splits_config(), "temperature": temperature,
-               "max_new_tokens": p.max_new_tokens, "seed": seed, "prefix": prefix, "n": n}
-        if top_p < 1.0:  # keyed only when used: the artifacts of plain sampling keep their keys
-            cfg["top_p"] = top_p
+               "max_new_tokens": p.max_new_tokens, "seed": seed, "prefix": prefix, "n": n, "top_p": top_p}
 
         def build(work: Path) -> None:
             recs = self.splits()[split][:n]
@@ -467,7 +465,8 @@ class Farm:
         sft = self.sft_model()
         a = self.samples(sft, "preference", temperature=1.0, seed=11, generator="sft_a", n=n)
         b = self.samples(sft, "preference", temperature=1.0, seed=12, generator="sft_b", n=n)
-        cfg = {"a": len(a), "sft": self.key(sft), "annotator": annotator, "seed": seed, "n": n}
+        cfg = {"a": len(a), "sft": self.key(sft), "annotator": annotator, "seed": seed, "n": n,
+               "pairs": data_digest([a, b])}
 
         def build(work: Path) -> None:
             pairs = paired(a, b, same=str)
@@ -486,11 +485,12 @@ class Farm:
 
     def finetune(self, kind: str, config: dict, pairs: list[tuple[str, str]], train, start: str | None = None,
                  **info) -> str:
-        """A model fine-tuned from ``start`` (default: SFT) on (prompt, completion) pairs; an artifact."""
+        """A model fine-tuned from ``start`` (default: SFT) on (prompt, completion) pairs; an artifact keyed by
+        the pairs themselves (their digest), so whatever made them, a change in it makes another model."""
         start = start or self.sft_model()
-        cfg = {"start": start, "train": train, **config}
+        cfg = {"start": start, "train": train, **config, "pairs": data_digest(pairs)}
         if self.profile.model.lora_r:
-            cfg["lora_r"], cfg["lora_init"] = self.profile.model.lora_r, "seeded"  # adapters drawn from train.seed
+            cfg["lora_r"] = self.profile.model.lora_r
 
         def build(work: Path) -> None:
             model = load_model(start, self.profile.device).train()

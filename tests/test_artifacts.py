@@ -25,7 +25,8 @@ def test_get_or_build_builds_once(tmp_path):
     p1 = store.get_or_build("thing", {"n": 1}, build)
     p2 = store.get_or_build("thing", {"n": 1}, build)
     assert p1 == p2 and len(calls) == 1 and (p1 / "x.txt").read_text() == "hello"
-    assert json.loads((p1 / "_artifact.json").read_text()) == {"n": 1}
+    record = json.loads((p1 / "_artifact.json").read_text())
+    assert record["n"] == 1 and len(record["code"]) == 16 and record["code_modules"]
     store.get_or_build("thing", {"n": 2}, build)
     assert len(calls) == 2
 
@@ -39,7 +40,7 @@ def test_interrupted_build_is_not_finished_and_resumes(tmp_path):
 
     with pytest.raises(KeyboardInterrupt):
         store.get_or_build("thing", {"n": 1}, crash)
-    assert not store.exists("thing", {"n": 1})
+    assert not store.exists("thing", {"n": 1}, crash)
     seen = []
 
     def resume(work):

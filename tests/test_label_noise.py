@@ -1,6 +1,6 @@
-"""Random label flips for the label-noise ablation, and reward-model keys that stay stable without them."""
+"""Random label flips for the label-noise ablation."""
 
-from farmlib.methods.reward_model import RewardModelConfig, config_key, flip_labels
+from farmlib.methods.reward_model import flip_labels
 
 PAIRS = [{"instruction": f"q{i}", "output_1": "a", "output_2": "b", "preference": 1 + i % 2} for i in range(4000)]
 
@@ -28,8 +28,3 @@ def test_flip_rate_is_the_share_flipped_and_rates_nest():
 def test_ties_and_missing_labels_are_never_flipped():
     odd = [{"preference": p} for p in (0, 1.5, None)] * 50
     assert flip_labels(odd, 0.9) == odd
-
-
-def test_flip_rate_enters_the_key_only_when_set():
-    assert "flip_rate" not in config_key(RewardModelConfig())
-    assert config_key(RewardModelConfig(flip_rate=0.25))["flip_rate"] == 0.25

@@ -174,7 +174,7 @@ def test_world_fingerprint_is_unchanged():
     assert digest(rewards=False) == EXPECTED_WORLD, "FarmWorld's splits, writers or corpus changed"
     assert digest() == EXPECTED, ("FarmWorld's behaviour changed; to see where, dump fingerprint() as JSON "
                                   "before and after the change and diff the two. If R* changed on purpose, record the "
-                                  "new digest and change TRUE_REWARD_VERSION, so no label of the old R* is reused")
+                                  "new digest (labels of the old R* are not reused: the people's key holds R*'s code)")
 
 
 def test_every_family_is_one_object():

@@ -106,17 +106,17 @@ MAKERS_WRITERS = (
 )
 
 
-#: What the heads read and how they are stored; bump when that changes (it is part of every key below).
-HEAD_VERSION = "base LM (last+mean per layer, fluency, surface) + tuned LM (fluency or all) v4; unit: margin sd"
-
 
 def judges_key() -> dict:
     """What makes the simulated judges what they are (families, head format, calibration grid): part of
     the key of every artifact built from their labels (:meth:`farmlib.pipeline.Farm.artifact`), so a
-    change of the judges never reuses labels of the old ones."""
+    change of the judges never reuses labels of the old ones. ``code``: the digest of the judges' code (how they
+    are trained, read and pooled: :func:`farmlib.provenance.modules_digest`)."""
     from farmlib.annotators.people import crowd_key
+    from farmlib.provenance import modules_digest
 
-    return {"families": {f: asdict(c) for f, c in JUDGE_FAMILIES.items()}, "head": HEAD_VERSION,
+    return {"families": {f: asdict(c) for f, c in JUDGE_FAMILIES.items()},
+            "code": modules_digest(__name__, "farmlib.annotators.judges"),
             "calibration": CALIBRATION, "corruptions": list(CORRUPTIONS),  # the makers' degenerate kinds
             "people": crowd_key()}  # the makers' panels are people, and calibration aims at the crowd
 
@@ -225,17 +225,18 @@ def train_judge(farm, fam: FamilyConfig) -> str:
 
     reader = farm.judge_reader()
     n = n_pairs(farm, fam)
+    t0 = time.time()
+    lm_path = judge_lm(farm, fam)  # an artifact of its own: its path is part of the head's key
+    t_lm = time.time() - t0
     cfg = {"base": farm.base_model(), "family": asdict(fam), "n": n, "data": farm._splits_config(),
-           "max_length": reader.max_length, "head": HEAD_VERSION, "corruptions": list(CORRUPTIONS)}
+           "max_length": reader.max_length, "lm": lm_path, "corruptions": list(CORRUPTIONS)}
 
     def build(work: Path) -> None:
         t0 = time.time()
-        lm_path = judge_lm(farm, fam)
-        t_lm = time.time() - t0
         pairs = makers_pairs(farm.world, farm.splits()["unlabeled"], fam, n, seed=fam.seed)
         own = own_pairs(farm, fam, lm_path) if lm_path and fam.own > 0 else []
         pairs = pairs + own
-        t_data = time.time() - t0 - t_lm
+        t_data = time.time() - t0
         idx = feature_index(fam.reads, reader.layers, reader.hidden)
         tuned = tuned_idx = None
         if lm_path:
@@ -243,7 +244,7 @@ def train_judge(farm, fam: FamilyConfig) -> str:
             tuned_idx = feature_index(fam.tuned_reads, tuned.layers, tuned.hidden)
         fw = read_features(reader, idx, tuned, tuned_idx, [dict(r, output=winner(r)) for r in pairs])
         fl = read_features(reader, idx, tuned, tuned_idx, [dict(r, output=loser(r)) for r in pairs])
-        t_read = time.time() - t0 - t_lm - t_data
+        t_read = time.time() - t0 - t_data
         weight, history = fit_head(fw, fl, fam)
         margin_sd = ((fw - fl) @ weight).std().item()
         weight = weight / max(margin_sd, 1e-6)  # one unit = the spread of its margins on its makers' pairs
@@ -251,7 +252,7 @@ def train_judge(farm, fam: FamilyConfig) -> str:
         torch.save({"weight": weight, "index": idx, "tuned": os.path.relpath(lm_path, work) if lm_path else "",
                     "tuned_index": tuned_idx or []}, work / "head.pt")
         write_json(work / "history.json", history)
-        write_json(work / "train_info.json", {"seconds": time.time() - t0, "lm_seconds": t_lm, "data_seconds": t_data,
+        write_json(work / "train_info.json", {"seconds": time.time() - t0 + t_lm, "lm_seconds": t_lm, "data_seconds": t_data,
                                               "read_seconds": t_read, "pairs": len(pairs), "own_pairs": len(own), "features": fw.size(1),
                                               "train_accuracy": acc, "family": asdict(fam),
                                               "margin_sd_raw": margin_sd,

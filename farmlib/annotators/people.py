@@ -23,14 +23,15 @@ class Person:
 
 
 def crowd_key() -> dict:
-    """What makes FarmWorld's people what they are (the crowd's defaults, R*'s weights and R*'s version): part of
-    the key of every artifact built from people's labels, so a change of the people never reuses old labels."""
+    """What makes FarmWorld's people what they are (the crowd's defaults, R*'s weights, and the digest of the code
+    of the people and of R*, :func:`farmlib.provenance.modules_digest`): part of the key of every artifact built
+    from people's labels, so a change of the people never reuses old labels."""
     from dataclasses import fields
 
-    from farmlib.world.true_reward import TRUE_REWARD_VERSION
+    from farmlib.provenance import modules_digest
 
     return {"crowd": {f.name: f.default for f in fields(Crowd) if f.name in ("n_people", "taste_spread", "noise")},
-            "weights": REWARD_WEIGHTS, "true_reward": TRUE_REWARD_VERSION}
+            "weights": REWARD_WEIGHTS, "code": modules_digest(__name__)}
 
 
 @dataclass

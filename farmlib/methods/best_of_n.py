@@ -16,6 +16,7 @@ from pathlib import Path
 from farmlib.artifacts import read_json, write_json
 from farmlib.lm.sampling import respond
 from farmlib.methods.reward_model import load_reward_model, rewards
+from farmlib.provenance import data_digest
 
 
 @dataclass
@@ -55,7 +56,8 @@ def select(farm, rm_path: str, cfg: BestOfNConfig | None = None) -> dict:
             n *= 2
         write_json(work / "best_of_n.json", {"outputs": out, "mean_reward": mean, "rewards": r.tolist()})
 
-    path = farm.artifact("best_of_n", {"rm": rm_path, "sft": farm.sft_model(), **asdict(cfg)}, build)
+    path = farm.artifact("best_of_n", {"rm": rm_path, "sft": farm.sft_model(), **asdict(cfg),
+                                       "candidates": data_digest(cands)}, build)
     res = read_json(Path(path) / "best_of_n.json")
     res["outputs"] = {int(k): v for k, v in res["outputs"].items()}
     res["mean_reward"] = {int(k): v for k, v in res["mean_reward"].items()}

@@ -23,6 +23,7 @@ from farmlib.lm.supervised import collate, encode_pairs, length_grouped_batches,
 from farmlib.methods.common import loser, winner
 from farmlib.profiles import TrainConfig
 from farmlib.progress import progress
+from farmlib.provenance import data_digest
 from farmlib.world import format_prompt
 
 
@@ -130,7 +131,7 @@ def train(farm, cfg: DPOConfig | None = None) -> str:
         write_json(work / "history.json", history)
         write_json(work / "train_info.json", {"seconds": time.time() - t0, "pairs": len(prefs)})
 
-    return farm.artifact("dpo", {"sft": sft, "n": len(prefs), "trainer": "farmlib", **asdict(cfg)}, build)
+    return farm.artifact("dpo", {"sft": sft, "n": len(prefs), **asdict(cfg), "pairs": data_digest(prefs)}, build)
 
 
 def dataset(prefs: list[dict], eos: str):

@@ -30,6 +30,7 @@ from farmlib.methods.common import loser, winner
 from farmlib.methods.dpo import sequence_logprobs
 from farmlib.profiles import TrainConfig
 from farmlib.progress import progress
+from farmlib.provenance import data_digest
 from farmlib.world import format_prompt
 
 
@@ -146,4 +147,4 @@ def train(farm, cfg: KTOConfig | None = None) -> str:
         write_json(work / "history.json", history)
         write_json(work / "train_info.json", {"seconds": time.time() - t0, "examples": 2 * len(prefs)})
 
-    return farm.artifact("kto", {"sft": sft, "n": len(prefs), "trainer": "farmlib", **asdict(cfg)}, build)
+    return farm.artifact("kto", {"sft": sft, "n": len(prefs), **asdict(cfg), "pairs": data_digest(prefs)}, build)

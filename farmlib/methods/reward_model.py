@@ -27,6 +27,7 @@ from farmlib.lm.supervised import length_grouped_batches, lr_at
 from farmlib.methods.common import loser, positions, score, winner
 from farmlib.profiles import TrainConfig
 from farmlib.progress import progress
+from farmlib.provenance import data_digest
 from farmlib.seeding import seeded
 from farmlib.world import format_prompt
 
@@ -42,15 +43,6 @@ class RewardModelConfig:
     seed: int = 0  # initialisation of the head and data order
     flip_rate: float = 0.0  # share of training labels flipped at random on top of the annotator's (label-noise ablation)
     group_by_length: bool = True  # batches of pairs of similar length (less padding)
-
-
-def config_key(cfg: RewardModelConfig) -> dict:
-    """The config as it enters artifact keys: ``flip_rate`` only where it is not 0, so the keys of reward
-    models trained before the field existed stay the same."""
-    key = asdict(cfg)
-    if not key["flip_rate"]:
-        del key["flip_rate"]
-    return key
 
 
 def flip_labels(pairs: list[dict], rate: float, seed: int = 0) -> list[dict]:
@@ -286,8 +278,8 @@ def train(farm, cfg: RewardModelConfig | None = None) -> str:
                                            "n_val_true": len(truth), "n_train": len(tr),
                                            "seconds": time.time() - t0})
 
-    # "init": the head is drawn from cfg.seed (before: from whatever state torch's generator was in)
-    return farm.artifact("reward_model", {"sft": sft, "n": len(tr), "init": "seeded", **config_key(cfg)}, build)
+    return farm.artifact("reward_model", {"sft": sft, "n": len(tr), **asdict(cfg),
+                                          "pairs": data_digest(tr), "held": data_digest(held)}, build)
 
 
 def metrics(path: str) -> dict:
@@ -348,7 +340,8 @@ def accuracy_curve(farm, labels: tuple[str, ...] = ("true_reward", "human", "p_s
                 write_json(work / "metrics.json", {"acc_true": acc_t, "se_true": se_t, "acc_people": acc_p,
                                                    "se_people": se_p})
 
-            path = farm.artifact("reward_model_curve", {"sft": sft, "labels": source, "n": n, **config_key(cfg)}, build)
+            path = farm.artifact("reward_model_curve", {"sft": sft, "labels": source, "n": n, **asdict(cfg),
+                                                        "pairs": data_digest([data, held_true, held_people])}, build)
             rows.append({"labels": source, "label agreement with R*": sum(agree) / max(len(agree), 1),
                          "pairs": len(data), **read_json(Path(path) / "metrics.json")})
     return rows

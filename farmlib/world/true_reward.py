@@ -61,9 +61,6 @@ if TYPE_CHECKING:
 REWARD_WEIGHTS = {"quality": 1.0, "detail": 3.0, "list": 0.6,
                   "repetition": -2.0, "disfluency": -2.0, "off_topic": -1.5, "echo": -1.0, "broken": -1.0}
 
-#: What R* computes, named: part of the people's key (``farmlib.annotators.people.crowd_key``), so that a change
-#: of R*'s code never reuses labels made by the old one. Change it with ``EXPECTED`` in tests/test_world_families.py.
-TRUE_REWARD_VERSION = "v2: a loop tells nothing new (detail skips words inside a phrase already said)"
 #: Words of ``detail`` at which more explanation stops helping.
 DETAIL_CAP = 40
 #: Characters an answer may use; anything else reads as garbled output.
