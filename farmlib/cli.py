@@ -44,7 +44,9 @@ def cmd_run(args) -> int:
         src = alts[0]
     params = {"profile": args.profile, **{k: _value(v) for k, v in (args.param or [])}}
     check_parameters(src, params)
-    out = Path(args.output or Path("runs") / args.profile / "notebooks" / src.name)
+    from farmlib.artifacts import runs_root
+
+    out = Path(args.output or runs_root() / args.profile / "notebooks" / src.name)  # beside the artifacts
     with Status(1) as status:
         status.chapter(1, src.stem)
         secs = execute_notebook(src, out, params, cwd=Path(args.root).resolve(), on_cell=status.on_cell)

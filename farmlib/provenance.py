@@ -64,11 +64,23 @@ class _Module:
 
 
 def _module_file(name: str) -> Path | None:
+    """A module's source file, found without importing it (nor its package, which may import torch)."""
+    top, *rest = name.split(".")
     try:
-        spec = importlib.util.find_spec(name)
-    except (ImportError, ValueError):
+        spec = importlib.util.find_spec(top)
+    except (ImportError, ValueError):  # __main__ (a notebook's cell, a script)
         return None
-    return Path(spec.origin) if spec and spec.origin and spec.origin.endswith(".py") else None
+    if spec is None or not spec.origin or not spec.origin.endswith(".py"):
+        return None
+    base = Path(spec.origin).parent if spec.submodule_search_locations else None
+    if not rest:
+        return Path(spec.origin)
+    if base is None:
+        return None
+    for candidate in (base.joinpath(*rest).with_suffix(".py"), base.joinpath(*rest, "__init__.py")):
+        if candidate.is_file():
+            return candidate
+    return None
 
 
 def _docstring_rows(tree: ast.Module) -> set[int]:
