@@ -104,11 +104,9 @@ class BestOfNCurveConfig:
     seed: int = 0  # sampling of the draw
 
 
-def prefix_draw(farm, rm_path: str, cfg: BestOfNCurveConfig | None = None, model: str | None = None) -> dict:
-    """One draw of ``cfg.n_max`` SFT samples for each of the first ``cfg.n_prompts`` prompts, scored by the
-    reward model at ``rm_path`` and by R*: ``{"candidates": [i][k] records, "rewards": [i][k], "true_rewards":
-    [i][k], "seconds": {...}}``. Two artifacts: the draw (``best_of_n_draw``, shared by every reward model)
-    and its scores (``best_of_n_scores``)."""
+def draw(farm, cfg: BestOfNCurveConfig | None = None, model: str | None = None) -> tuple[str, list[list[dict]]]:
+    """One draw of ``cfg.n_max`` SFT samples for each of the first ``cfg.n_prompts`` prompts: (the artifact
+    ``best_of_n_draw``, its candidates ``[i][k]`` as records)."""
     cfg = cfg or farm.method_config("best_of_n_curve")
     n_max, temperature, seed = cfg.n_max, cfg.temperature, cfg.seed
     model = model or farm.sft_model()
@@ -126,8 +124,19 @@ def prefix_draw(farm, rm_path: str, cfg: BestOfNCurveConfig | None = None, model
 
     draw_path = farm.artifact("best_of_n_draw", draw_cfg, build_draw)
     texts = read_json(Path(draw_path) / "draw.json")
-    cands = [[{"instruction": r["instruction"], "input": r["input"], "dataset": r.get("dataset", ""), "output": t,
-               "generator": f"sample{k}"} for k, t in enumerate(row)] for r, row in zip(recs, texts)]
+    return draw_path, [[{"instruction": r["instruction"], "input": r["input"], "dataset": r.get("dataset", ""),
+                         "output": t, "generator": f"sample{k}"} for k, t in enumerate(row)]
+                       for r, row in zip(recs, texts)]
+
+
+def prefix_draw(farm, rm_path: str, cfg: BestOfNCurveConfig | None = None, model: str | None = None) -> dict:
+    """One draw of ``cfg.n_max`` SFT samples for each of the first ``cfg.n_prompts`` prompts (:func:`draw`),
+    scored by the reward model at ``rm_path`` and by R*: ``{"candidates": [i][k] records, "rewards": [i][k],
+    "true_rewards": [i][k], "seconds": {...}}``. Two artifacts: the draw (``best_of_n_draw``, shared by every
+    reward model) and its scores (``best_of_n_scores``)."""
+    cfg = cfg or farm.method_config("best_of_n_curve")
+    n_max, p = cfg.n_max, farm.profile
+    draw_path, cands = draw(farm, cfg, model)
 
     def build_scores(work: Path) -> None:
         t0 = time.time()

@@ -84,10 +84,43 @@ def head_values(model, seq: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     return model.score(hidden).squeeze(-1).float()
 
 
-def score(rm, seq: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+def score(rm, seq: torch.Tensor, mask: torch.Tensor, n_query: int | None = None) -> torch.Tensor:
     """The reward model's score of each sequence, read at its last real token (the last 1 of ``mask``,
-    so an EOS counts even when it is also the pad token)."""
+    so an EOS counts even when it is also the pad token); a :class:`TrueRewardScorer` scores the response
+    (the tokens from ``n_query`` on) by R* instead."""
+    if isinstance(rm, TrueRewardScorer):
+        return rm(seq, mask, n_query)
     return head_values(rm, seq, mask)[torch.arange(seq.size(0)), last_index(mask)]
+
+
+class TrueRewardScorer:
+    """R* itself as the reward (FarmWorld only): the ceiling of what any learned reward model could give a
+    method, measured before blaming the reward model. A diagnostic for the ceilings, never a judge: the
+    judges never read R* (``tests/test_annotators.py``)."""
+
+    def __init__(self, world, tok, records: list[dict]):
+        from farmlib.world import format_prompt
+
+        self.world, self.tok = world, tok
+        self.by_prompt = {format_prompt(r["instruction"], r["input"]): r for r in records}
+
+    def requires_grad_(self, flag: bool = True) -> TrueRewardScorer:
+        """Nothing to freeze: R* has no parameters (a reward model's interface, for the loops)."""
+        return self
+
+    def __call__(self, seq: torch.Tensor, mask: torch.Tensor, n_query: int | None) -> torch.Tensor:
+        if n_query is None:
+            raise ValueError("R* scores a response: pass n_query (where the prompt ends)")
+        out = []
+        for i in range(seq.size(0)):
+            prompt = self.tok.decode(seq[i, :n_query][mask[i, :n_query].bool()], skip_special_tokens=True)
+            rec = self.by_prompt.get(prompt)
+            if rec is None:
+                raise KeyError(f"no record for the prompt {prompt[:80]!r}: R* scores only the prompts it was given")
+            resp = seq[i, n_query:][mask[i, n_query:].bool()]
+            text = self.tok.decode(resp, skip_special_tokens=True).strip()
+            out.append(self.world.true_reward(rec["instruction"], rec["input"], text))
+        return torch.tensor(out, dtype=torch.float32, device=seq.device)
 
 
 @torch.no_grad()

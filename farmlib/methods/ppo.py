@@ -30,8 +30,8 @@ import torch
 
 from farmlib.artifacts import write_json
 from farmlib.lm.model import load_model
-from farmlib.methods.common import head_values, masked_mean, response_logprobs, rollout, score
-from farmlib.methods.reward_model import load_reward_model
+from farmlib.methods.common import TrueRewardScorer, head_values, masked_mean, response_logprobs, rollout, score
+from farmlib.methods.reward_model import load_reward_model, new_reward_model
 from farmlib.progress import progress
 from farmlib.world import format_prompt
 
@@ -54,6 +54,7 @@ class PPOConfig:
     n_eval_prompts: int = 128  # held-out (val) prompts for reward and KL along the way
     eval_every: int = 10  # steps between held-out evaluations
     seed: int = 0  # rollout sampling and minibatch order
+    reward: str = "model"  # "model": the reward model; "true_reward": R* itself (the ceiling, FarmWorld only)
 
 
 # --- the loss pieces (unit-tested on hand-computed tensors) ----------------------------------
@@ -112,7 +113,7 @@ def held_out(policy, ref, rm, tok, prompts: list[str], temperature: float, max_n
         seq, mask, response_mask, nq = rollout(policy, tok, prompts[i:i + batch], temperature, max_new_tokens)
         kl = (response_logprobs(policy, seq, mask, nq, temperature)
               - response_logprobs(ref, seq, mask, nq, temperature)) * response_mask
-        scores += score(rm, seq, mask).tolist()
+        scores += score(rm, seq, mask, nq).tolist()
         kls += kl.sum(1).tolist()
         lens += response_mask.sum(1).tolist()
     n = len(scores)
@@ -130,7 +131,7 @@ def experience(policy, ref, value_model, rm, tok, prompts: list[str], cfg: PPOCo
     logp = response_logprobs(policy, seq, mask, nq, cfg.temperature)
     ref_logp = response_logprobs(ref, seq, mask, nq, cfg.temperature)
     values = response_values(value_model, seq, mask, nq) * response_mask
-    rm_score = score(rm, seq, mask)
+    rm_score = score(rm, seq, mask, nq)
     kl = (logp - ref_logp) * response_mask
     rewards = -cfg.kl_coef * kl
     last = response_mask.sum(1).long() - 1  # index of each response's last token (its EOS, if it stopped)
@@ -205,19 +206,29 @@ def ppo_loop(policy, ref, value_model, rm, tok, prompts: list[str], eval_prompts
     return history, evals, step_seconds
 
 
-def train(farm, rm_path: str, cfg: PPOConfig | None = None) -> str:
-    """PPO from the SFT model against the reward model at ``rm_path``; an artifact with the policy,
+def train(farm, rm_path: str | None, cfg: PPOConfig | None = None) -> str:
+    """PPO from the SFT model against the reward model at ``rm_path`` (with ``cfg.reward == "true_reward"``:
+    against R*, the value model then a fresh head on the SFT model, ``rm_path`` unused); an artifact with the policy,
     ``history.json``, ``held_out.json``, and the policy at every held-out evaluation before the last
     in ``checkpoints/step_<n>`` (:func:`checkpoints`)."""
     cfg = cfg or farm.method_config("ppo")
     sft, tok, prof = farm.sft_model(), farm.tokenizer(), farm.profile
+    if cfg.reward not in ("model", "true_reward"):
+        raise ValueError(f"PPOConfig.reward is {cfg.reward!r}; choose 'model' or 'true_reward'")
+    if cfg.reward == "true_reward":
+        rm_path = None
 
     def build(work: Path) -> None:
         t0 = time.time()
         policy, ref = load_model(sft, prof.device), load_model(sft, prof.device)
-        value_model, rm = load_reward_model(rm_path, prof.device), load_reward_model(rm_path, prof.device)
-        prompts = [format_prompt(r["instruction"], r["input"]) for r in farm.splits()[cfg.split]]
-        eval_prompts = [format_prompt(r["instruction"], r["input"]) for r in farm.splits()["val"][:cfg.n_eval_prompts]]
+        records, eval_records = farm.splits()[cfg.split], farm.splits()["val"][:cfg.n_eval_prompts]
+        if cfg.reward == "true_reward":  # the ceiling: no learned reward anywhere
+            value_model = new_reward_model(sft, tok, prof.device, cfg.seed)
+            rm = TrueRewardScorer(farm.world, tok, records + eval_records)
+        else:
+            value_model, rm = load_reward_model(rm_path, prof.device), load_reward_model(rm_path, prof.device)
+        prompts = [format_prompt(r["instruction"], r["input"]) for r in records]
+        eval_prompts = [format_prompt(r["instruction"], r["input"]) for r in eval_records]
         def save(step: int, model) -> None:  # a few MB each on the tiny model
             model.save_pretrained(work / "checkpoints" / f"step_{step}")
             tok.save_pretrained(work / "checkpoints" / f"step_{step}")

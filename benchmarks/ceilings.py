@@ -1,0 +1,60 @@
+"""The ceilings of learning from feedback in FarmWorld (issue: learning from feedback must work): what the true
+reward R* itself achieves under the people, before any reward model is blamed.
+
+    python benchmarks/ceilings.py [--profile tiny] [--world-seed 0] [--n-max 256] [--n-prompts 200]
+                                  [--ppo-steps 40] [--out ceilings.json]
+
+Prints, on the first ``--n-prompts`` evaluation instructions, SFT's win-rate against the reference under the
+people, the oracle best-of-n (R*'s favourite of n SFT samples) along n with its KL bound, and PPO trained
+against R* itself on the whole evaluation set (skipped with ``--ppo-steps 0``), with a few of its answers
+beside SFT's to read. Artifacts go to the profile's runs folder, so a second run reuses them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+from farmlib import Farm
+from farmlib.evaluation.ceilings import oracle_best_of_n, ppo_ceiling
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--profile", default="tiny")
+    ap.add_argument("--world-seed", type=int, default=0)
+    ap.add_argument("--n-max", type=int, default=256)
+    ap.add_argument("--n-prompts", type=int, default=200)
+    ap.add_argument("--ppo-steps", type=int, default=40)
+    ap.add_argument("--out", default=None)
+    args = ap.parse_args()
+    farm = Farm(args.profile, world_seed=args.world_seed)
+    t0 = time.time()
+    sft_outs = farm.samples(farm.sft_model(), "eval", generator="sft10k")
+    sft = farm.evaluate(sft_outs, "human")[0]
+    print(f"{args.profile}, world seed {args.world_seed}: SFT 10k under the people, whole eval set: {sft}")
+    rows = oracle_best_of_n(farm, args.n_max, args.n_prompts)
+    print(f"\noracle best-of-n (R* picks), first {args.n_prompts} eval instructions, people vs reference:")
+    print(f"{'n':>5} {'KL':>6} {'mean R*':>8} {'win-rate':>9} {'se':>5}")
+    for r in rows:
+        print(f"{r['n']:>5} {r['kl']:>6.2f} {r['true_reward']:>8.3f} {r['win_rate']:>8.1f}% {r['se']:>5.1f}")
+    out = {"profile": args.profile, "world_seed": args.world_seed, "sft": sft.to_dict(), "oracle_best_of_n": rows,
+           "seconds": {"oracle": time.time() - t0}}
+    if args.ppo_steps:
+        t1 = time.time()
+        ppo = ppo_ceiling(farm, steps=args.ppo_steps)
+        out["ppo_true_reward"] = {k: v for k, v in ppo.items() if k != "outputs"}
+        out["seconds"]["ppo"] = time.time() - t1
+        print(f"\nPPO on R* ({args.ppo_steps} steps), whole eval set, people vs reference: "
+              f"{ppo['win_rate']:.1f} ± {ppo['se']:.1f} % (SFT {sft.win_rate:.1f}); mean R* {ppo['true_reward']:.3f} "
+              f"(SFT {sum(farm.true_rewards(sft_outs)) / len(sft_outs):.3f})")
+        for s, p in list(zip(sft_outs, ppo["outputs"]))[:6]:
+            print(f"\n  {s['instruction'][:90]!r}\n    SFT: {s['output'][:140]!r}\n    PPO(R*): {p['output'][:140]!r}")
+    if args.out:
+        with open(args.out, "w") as fh:
+            json.dump(out, fh, indent=1)
+
+
+if __name__ == "__main__":
+    main()

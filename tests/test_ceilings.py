@@ -1,0 +1,35 @@
+"""The ceilings: R* as the reward (PPO) and as the selector (oracle best-of-n), on micro."""
+
+import torch
+
+from farmlib.evaluation.ceilings import oracle_best_of_n, ppo_ceiling
+from farmlib.methods.common import TrueRewardScorer, score
+from farmlib.world import format_prompt
+
+
+def test_true_reward_scorer_reads_the_response_as_the_sampler_does(micro_farm):
+    tok, world = micro_farm.tokenizer(), micro_farm.world
+    recs = micro_farm.splits()["val"][:3]
+    answers = ["The goat.", "1, 2, 3", "A farmer uses a rake."]
+    prompts = [format_prompt(r["instruction"], r["input"]) for r in recs]
+    q = tok(prompts, return_tensors="pt", padding=True, add_special_tokens=False)  # left-padded, as rollout does
+    resp = [tok(a, add_special_tokens=False)["input_ids"] + [tok.eos_token_id] for a in answers]
+    width = max(map(len, resp))
+    r_ids = torch.tensor([r + [tok.pad_token_id] * (width - len(r)) for r in resp])
+    r_mask = torch.tensor([[1] * len(r) + [0] * (width - len(r)) for r in resp])
+    seq, mask = torch.cat([q["input_ids"], r_ids], 1), torch.cat([q["attention_mask"], r_mask], 1)
+    got = score(TrueRewardScorer(world, tok, recs), seq, mask, q["input_ids"].size(1)).tolist()
+    want = [world.true_reward(r["instruction"], r["input"], a) for r, a in zip(recs, answers)]
+    assert got == torch.tensor(want).tolist()
+
+
+def test_oracle_best_of_n_rises_in_true_reward_along_n(micro_farm):
+    rows = oracle_best_of_n(micro_farm, n_max=8, n_prompts=12)
+    assert [r["n"] for r in rows] == [1, 2, 4, 8] and rows[0]["kl"] == 0
+    assert all(a["true_reward"] <= b["true_reward"] for a, b in zip(rows, rows[1:])), "a prefix's best cannot fall"
+    assert all(0 <= r["win_rate"] <= 100 for r in rows)
+
+
+def test_ppo_ceiling_trains_against_r_star(micro_farm):
+    out = ppo_ceiling(micro_farm, steps=2)
+    assert "ppo" in out["path"] and 0 <= out["win_rate"] <= 100 and len(out["outputs"]) == micro_farm.profile.eval_size
