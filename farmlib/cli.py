@@ -44,8 +44,11 @@ def cmd_run(args) -> int:
         src = alts[0]
     params = {"profile": args.profile, **{k: _value(v) for k, v in (args.param or [])}}
     check_parameters(src, params)
+    import os
+
     from farmlib.artifacts import runs_root
 
+    os.environ.setdefault("FARM_RUNS", str(Path(args.root).resolve() / "runs"))  # as farm book: the clone's runs/
     out = Path(args.output or runs_root() / args.profile / "notebooks" / src.name)  # beside the artifacts
     with Status(1) as status:
         status.chapter(1, src.stem)
@@ -95,6 +98,23 @@ def cmd_data(args) -> int:
     return 1 if counts.get("missing") or counts.get("mismatch") else 0
 
 
+def book_root(root: str | None) -> Path:
+    """The folder that holds the book (``notebooks/``): ``root`` if given, else the current folder if it holds
+    one, else the clone farmlib is installed from (an editable install knows it); a BookError otherwise."""
+    from farmlib.book import BookError
+
+    if root is not None:
+        if not (Path(root) / "notebooks").is_dir():
+            raise BookError(f"--root {root}: no notebooks/ folder there (the book's chapters live in <clone>/notebooks)")
+        return Path(root)
+    installed = Path(__file__).resolve().parents[1]
+    for candidate in (Path.cwd(), installed):
+        if (candidate / "notebooks").is_dir() and any((candidate / "notebooks").glob("[0-9]*.ipynb")):
+            return candidate
+    raise BookError(f"no book found: neither {Path.cwd()} nor {installed} holds notebooks/; run farm from the "
+                    "clone, or pass --root <clone>")
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse, but a usage error is one line (and exit 2)."""
 
@@ -106,7 +126,9 @@ def main(argv: list[str] | None = None) -> int:
     from farmlib.book import BookError, ChapterFailed
 
     ap = _Parser(prog="farm", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--root", default=".", help="the book's folder (default: .)")
+    ap.add_argument("--root", default=None,
+                    help="the book's folder (default: the current folder if it holds notebooks/, else the clone "
+                         "farmlib is installed from)")
     sub = ap.add_subparsers(dest="cmd", required=True, parser_class=_Parser)
 
     b = sub.add_parser("book", help="execute every chapter and build the HTML book")
@@ -140,6 +162,8 @@ def main(argv: list[str] | None = None) -> int:
 
     args = ap.parse_args(argv)
     try:
+        if args.cmd in ("book", "run"):
+            args.root = str(book_root(args.root))
         return args.fn(args)
     except ChapterFailed as e:
         print(f"farm {args.cmd}: {e}", file=sys.stderr)

@@ -79,3 +79,17 @@ def test_progress_lines_without_a_terminal(tmp_path):
                           json.loads((root / "book" / "chapters" / "01_ok.ipynb").read_text())["cells"]])
     assert "IProgress" not in outputs and "work" not in outputs, outputs  # no tqdm warning, no bar on the page
     assert json.loads((tmp_path / "r" / "micro" / "metrics" / "build_times.json").read_text())["01_ok"] > 0
+
+
+def test_farm_finds_the_book_from_outside_the_clone(tmp_path, monkeypatch):
+    """Run from another folder, ``farm`` finds the clone it is installed from; a wrong --root is one line."""
+    import subprocess
+    import sys
+
+    from farmlib.cli import book_root
+
+    bad = subprocess.run([sys.executable, "-m", "farmlib.cli", "--root", str(tmp_path), "book"], cwd=tmp_path,
+                         capture_output=True, text=True)
+    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1 and "no notebooks/" in bad.stderr
+    monkeypatch.chdir(tmp_path)
+    assert (book_root(None) / "notebooks" / "11_ppo.ipynb").exists()
