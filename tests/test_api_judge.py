@@ -211,6 +211,7 @@ def test_a_prompt_that_fails_for_good_is_recorded_reported_and_retried_next_run(
     assert [r["preference"] for r in out] == [2, 2, None, None, 2, 2]
     assert [r.get("error") for r in out] == [None, None, reason, reason, None, None]
     assert j.last_summary == {"judge": "loop", "n": 6, "failed": 2, "reasons": {reason: 2}, "missing": 2,
+                              "unparseable": 0, "unparseable_share": 0.0, "example": None,
                               "limit": j.limiter.limit, "low": j.limiter.low}
     assert f"loop: 2 of 6 comparisons failed: {reason} (rerun to retry them)" in caplog.text
     assert SECRET not in caplog.text and SECRET not in repr(out)
@@ -241,3 +242,33 @@ def test_pool_judges_on_one_server_share_what_they_learned(tmp_path):
     cfgs = [ChatJudgeConfig(n, model="loop-model") for n in ("a", "b")] + [ChatJudgeConfig("c", model="other")]
     a, b, c = chat_pool(cfgs, tmp_path / "cache.sqlite", base_url="http://127.0.0.1:9/v1", concurrency=4)
     assert a.limiter is b.limiter and a.limiter is not c.limiter and a.limiter.ceiling == 4
+
+
+def test_a_judge_that_answers_prose_says_so_and_can_ask_again(tmp_path, caplog, capsys):
+    """A server whose replies are prose, not JSON: every comparison is unparseable, counted with an example in
+    ``last_summary`` and one logged line; the replies stay cached (a rerun gives the same) until forgotten; a
+    pool with more than 20 % missing labels says so on stdout (the chapter's page)."""
+    from farmlib.annotators.judges import Pool
+
+    with LoopbackServer(fail_on={"": "garbage"}) as srv:  # every request: "I think both are fine..."
+        j = judge(srv, tmp_path, output_format="json", batch_size=2, concurrency=1, parse_retries=0)
+        with caplog.at_level(logging.WARNING):
+            out = j.annotate_pairs(pairs(4))
+        assert [r["preference"] for r in out] == [None] * 4
+        s = j.last_summary
+        assert s["unparseable"] == 4 and s["unparseable_share"] == 1.0 and s["example"].startswith("I think both")
+        assert "loop: 4 of 4 comparisons unparseable (100%), e.g. 'I think both" in caplog.text
+        assert "forget_unparseable" in caplog.text
+        sent = srv.requests
+        j.annotate_pairs(pairs(4))
+        assert srv.requests == sent, "an unparseable reply is cached as answered"
+        pool = Pool([j], name="p_sim_eval")
+        pool.annotate_pairs(pairs(4))
+        assert pool.last_summary["share"] == 1.0
+        page = capsys.readouterr().out
+        assert "Warning: p_sim_eval has no label for 4 of 4 comparisons (100%, above 20%)" in page
+        assert "loop: 4 of 4, e.g. 'I think both" in page
+        assert j.forget_unparseable() == 2  # two prompts of two comparisons each
+    with LoopbackServer() as srv:  # the same cache, a server that answers well
+        again = judge(srv, tmp_path, output_format="json", batch_size=2, concurrency=1, parse_retries=0)
+        assert [r["preference"] for r in again.annotate_pairs(pairs(4))] == [2] * 4 and srv.requests == 2

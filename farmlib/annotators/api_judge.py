@@ -188,6 +188,7 @@ class ChatJudge:
         self.requests = self.prompt_tokens = self.completion_tokens = self.comparisons = 0
         self.seconds = 0.0
         self.last_summary: dict = {}
+        self.unparseable_keys: list[str] = []  # cache keys of the last call's replies that could not be read
 
     # -- the client ---------------------------------------------------------------------------
     def client(self):
@@ -277,14 +278,15 @@ class ChatJudge:
             self._abort.wait(max(wait, c.backoff * 2 ** max(failures - 1, 0) * (0.5 + random.random())))
 
     # -- one prompt ---------------------------------------------------------------------------
-    def _ask(self, shown: list[dict]) -> tuple[list[int | None], str | None]:
-        """(preferences, error) for one prompt's comparisons (as shown), from the cache or the server."""
+    def _ask(self, shown: list[dict]) -> tuple[list[int | None], str | None, str | None, str]:
+        """(preferences, error, the reply, its cache key) for one prompt's comparisons (as shown), from the
+        cache or the server."""
         c = self.config
         messages = build_messages(shown, c.output_format, c.in_context, c.prefer)
         key = cache_key(c.answer_config(), messages)
         hit = self.cache.get(key) if self.cache is not None else None
         if hit is not None:
-            return parse_reply(hit["reply"], len(shown), c.output_format), None
+            return parse_reply(hit["reply"], len(shown), c.output_format), None, hit["reply"], key
         t0 = time.perf_counter()
         tokens = [0, 0]
         try:
@@ -296,7 +298,7 @@ class ChatJudge:
                 if None not in prefs:
                     break
         except _PromptFailed as e:
-            return [None] * len(shown), str(e)  # not cached: the next run asks again
+            return [None] * len(shown), str(e), None, key  # not cached: the next run asks again
         finally:
             with self._lock:  # what was paid, retries included
                 self.prompt_tokens += tokens[0]
@@ -305,7 +307,7 @@ class ChatJudge:
         ans.update(prompt_tokens=tokens[0], completion_tokens=tokens[1])
         if self.cache is not None:
             self.cache.put(key, ans)
-        return prefs, None
+        return prefs, None, ans["reply"], key
 
     # -- the interface ------------------------------------------------------------------------
     def annotate_pairs(self, records: list[dict], seed: int = 0) -> list[dict]:
@@ -321,6 +323,8 @@ class ChatJudge:
         chunks = [list(range(i, min(i + c.batch_size, len(records)))) for i in range(0, len(records), c.batch_size)]
         prefs: list[int | None] = [None] * len(records)
         errors: list[str | None] = [None] * len(records)
+        unparsed: list[str] = []  # replies (answered, cached) in which a comparison could not be read
+        self.unparseable_keys = []
         if chunks:
             self.client()  # a missing key fails here, before any request
         self._abort.clear()
@@ -331,10 +335,13 @@ class ChatJudge:
             with progress(total=len(records), desc=c.name, unit="pair") as bar:
                 futures = [(idx, pool.submit(self._ask, [shown[i] for i in idx])) for idx in chunks]
                 for idx, fut in futures:
-                    ps, err = fut.result()
+                    ps, err, reply, key = fut.result()
                     for i, p in zip(idx, ps):
                         prefs[i] = None if p is None else (3 - p if swaps[i] else p)
                         errors[i] = err
+                    if err is None and None in ps:
+                        unparsed += [reply or ""] * ps.count(None)
+                        self.unparseable_keys.append(key)
                     bar.update(len(idx))
         except BaseException as e:  # a fatal error (or Ctrl-C): send nothing more
             self._abort.set()
@@ -347,22 +354,45 @@ class ChatJudge:
         failed = sum(reasons.values())
         self.comparisons += len(records) - failed
         self.last_summary = {"judge": c.name, "n": len(records), "failed": failed, "reasons": dict(reasons),
-                             "missing": sum(p is None for p in prefs), "limit": self.limiter.limit,
-                             "low": self.limiter.low}
+                             "missing": sum(p is None for p in prefs), "unparseable": len(unparsed),
+                             "unparseable_share": len(unparsed) / max(len(records), 1),
+                             "example": unparsed[0][:EXAMPLE_CHARS] if unparsed else None,
+                             "limit": self.limiter.limit, "low": self.limiter.low}
         if failed:
             why = "; ".join(r if len(reasons) == 1 else f"{r} ({k})" for r, k in reasons.most_common())
             log.warning("%s: %d of %d comparisons failed: %s (rerun to retry them)", c.name, failed, len(records), why)
+        if unparsed:
+            log.warning("%s", unparseable_line(self.last_summary))
         out = []
         for r, p, e in zip(records, prefs, errors):
             a = {k: v for k, v in r.items() if k != "error"}
             out.append(dict(a, preference=p, annotator=c.name) | ({"error": e} if e else {}))
         return out
 
+    def forget_unparseable(self) -> int:
+        """Remove from the cache the replies of the last :meth:`annotate_pairs` that could not be read, so the
+        next call asks again (they are cached as answered: a rerun alone gives the same reply). Returns how many."""
+        if self.cache is None:
+            return 0
+        keys, self.unparseable_keys = list(self.unparseable_keys), []
+        return self.cache.delete(keys)
+
     def cost_per_1000(self) -> float:
         """Dollars per 1000 comparisons answered so far, from token usage and :data:`PRICES` (0 if unknown)."""
         p_in, p_out = PRICES.get(self.config.model, (0.0, 0.0))
         dollars = (self.prompt_tokens * p_in + self.completion_tokens * p_out) / 1e6
         return 1000 * dollars / max(self.comparisons, 1)
+
+
+#: Characters of an unparseable reply shown as its example.
+EXAMPLE_CHARS = 120
+
+
+def unparseable_line(summary: dict) -> str:
+    """One line saying how many of a judge's replies could not be read, with one cut short, and how to ask again."""
+    return (f"{summary['judge']}: {summary['unparseable']} of {summary['n']} comparisons unparseable "
+            f"({summary['unparseable_share']:.0%}), e.g. {summary['example']!r}; replies are cached as answered: "
+            "to ask again, change the judge's seed or call judge.forget_unparseable()")
 
 
 def chat_pool(configs: list[ChatJudgeConfig], cache: str | os.PathLike, **overrides) -> list[ChatJudge]:

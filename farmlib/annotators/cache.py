@@ -43,6 +43,13 @@ class AnnotationCache:
             self._db.execute("INSERT OR REPLACE INTO replies VALUES (?, ?)", (key, json.dumps(value)))
             self._db.commit()
 
+    def delete(self, keys: list[str]) -> int:
+        """Forget the replies under ``keys``; returns how many were there."""
+        with self._lock:
+            n = sum(self._db.execute("DELETE FROM replies WHERE key = ?", (k,)).rowcount for k in keys)
+            self._db.commit()
+        return n
+
     def __len__(self) -> int:
         with self._lock:
             return self._db.execute("SELECT COUNT(*) FROM replies").fetchone()[0]

@@ -392,6 +392,7 @@ class Pool:
     name: str = "pool"
     seed: int = 0
     judged: int = 0  # comparisons actually sent to a judge
+    last_summary: dict | None = None  # the last call's missing labels, overall and per member
 
     def annotate_pairs(self, records: list[dict], seed: int = 0) -> list[dict]:
         rng = random.Random(f"{self.name}-{self.seed}-{seed}")
@@ -407,7 +408,33 @@ class Pool:
             for i, a in zip(idx, done):
                 out[i] = dict(a, annotator=f"{self.name}:{a['annotator']}")
             self.judged += len(idx)
+        self._report(out, by_judge)
         return out  # type: ignore[return-value]
+
+    def _report(self, out: list[dict], by_judge: dict[int, list[int]]) -> None:
+        """Count the missing labels; past :data:`MISSING_WARN` print one line per member that had any (with an
+        example reply, where the member keeps one), on stdout, so the chapter's page shows it."""
+        judged = [i for idx in by_judge.values() for i in idx]
+        missing = sum(out[i]["preference"] is None for i in judged)
+        members = {}
+        for j, idx in by_judge.items():
+            lost = sum(out[i]["preference"] is None for i in idx)
+            if lost:
+                summary = getattr(self.judges[j], "last_summary", None) or {}
+                members[self.judges[j].config.name if hasattr(self.judges[j], "config") else str(j)] = {
+                    "missing": lost, "n": len(idx), "example": summary.get("example")}
+        self.last_summary = {"n": len(judged), "missing": missing, "share": missing / max(len(judged), 1),
+                             "members": members}
+        if judged and missing / len(judged) > MISSING_WARN:
+            print(f"Warning: {self.name} has no label for {missing} of {len(judged)} comparisons "
+                  f"({missing / len(judged):.0%}, above {MISSING_WARN:.0%}):")
+            for name, m in members.items():
+                ex = f", e.g. {m['example']!r}" if m["example"] else ""
+                print(f"  {name}: {m['missing']} of {m['n']}{ex}")
+
+
+#: The share of missing labels above which a pool says so on the page.
+MISSING_WARN = 0.2
 
 
 def pool_eval(lms: dict[str, JudgeLM], seed: int = 0) -> Pool:
