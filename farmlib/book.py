@@ -81,10 +81,7 @@ def check_parameters(src: Path, params: dict) -> None:
             raise BookError(f"{src.stem}: parameter {name} expects {_type_name(want)} (default {want!r}), "
                             f"got {value!r}; its parameters are: {valid}")
     if "profile" in params:
-        from farmlib.profiles import PROFILES
-
-        if params["profile"] not in PROFILES:
-            raise BookError(f"unknown profile {params['profile']!r}; choose from {', '.join(sorted(PROFILES))}")
+        resolve_profile(params["profile"])
 
 
 # -- execution ----------------------------------------------------------------------------------
@@ -181,11 +178,23 @@ def library_digest(folder: Path | None = None) -> str:
     return _sha256(b"".join(f"{p.relative_to(folder)}\0{_sha256(p.read_bytes())}\n".encode() for p in files))
 
 
+def resolve_profile(profile):
+    """The :class:`~farmlib.profiles.Profile` a name or file stands for; a BookError (one line) if none."""
+    from farmlib.profiles import get_profile
+
+    try:
+        return get_profile(profile)
+    except ValueError as e:
+        raise BookError(str(e)) from None
+
+
 def chapter_key(src: Path, parameters: dict, library: str, runs: Path) -> str:
     """What an executed chapter depends on: its notebook, the parameters it ran with (the profile among
     them), farmlib's source (``library_digest``), and the artifact folder it read and wrote."""
     inputs = {"notebook": _sha256(src.read_bytes()), "parameters": parameters, "farmlib": library,
               "runs": str(runs)}
+    if str(parameters.get("profile", "")).endswith(".toml"):  # a file: what it says, not only its name
+        inputs["resolved_profile"] = resolve_profile(parameters["profile"]).to_dict()
     return _sha256(json.dumps(inputs, sort_keys=True, default=str).encode())
 
 
@@ -359,9 +368,10 @@ def default_jobs(profile: str = "tiny") -> int:
     threads (the reproducibility tests check artifacts bit for bit)."""
     if os.environ.get("FARM_BOOK_JOBS"):
         return max(1, int(os.environ["FARM_BOOK_JOBS"]))
-    from farmlib.profiles import PROFILES
-
-    cpu = PROFILES[profile].device == "cpu" if profile in PROFILES else True
+    try:
+        cpu = resolve_profile(profile).device == "cpu"
+    except BookError:
+        cpu = True
     return min(2, os.cpu_count() or 1) if cpu else 1
 
 
@@ -462,16 +472,15 @@ def build_book(profile: str = "tiny", root: str | Path = ".", html: bool = True,
     executed copies (default ``book/chapters``, which ``_toc.yml`` renders; another folder only without ``html``).
     Raises ``BookError`` with a message for the user when a chapter fails or the input is wrong.
     """
-    from farmlib.profiles import PROFILES
-
-    if profile not in PROFILES:
-        raise BookError(f"unknown profile {profile!r}; choose from {', '.join(sorted(PROFILES))}")
+    resolved = resolve_profile(profile)
+    if str(profile).endswith(".toml"):
+        profile = str(Path(profile).resolve())  # the chapters run elsewhere: they get the file's full path
     root = Path(root).resolve()
     executed = Path(executed).resolve() if executed else root / EXECUTED
     if html and executed != root / EXECUTED:
         raise BookError(f"the HTML renders {root / EXECUTED}; executing into {executed} needs html=False")
     os.environ.setdefault("FARM_RUNS", str(root / "runs"))
-    runs = Path(os.environ["FARM_RUNS"]).resolve() / profile
+    runs = Path(os.environ["FARM_RUNS"]).resolve() / resolved.name
     metrics = runs / "metrics"
     todo = [c for c in chapters(root) if not only or any(o in c.stem for o in only)]
     if not todo:

@@ -42,14 +42,18 @@ def cmd_run(args) -> int:
             names = ", ".join(p.stem for p in sorted(Path(args.root, "notebooks").glob("[0-9]*.ipynb")))
             raise BookError(f"no single notebook matches {args.notebook!r}; the chapters are: {names}")
         src = alts[0]
-    params = {"profile": args.profile, **{k: _value(v) for k, v in (args.param or [])}}
-    check_parameters(src, params)
     import os
 
     from farmlib.artifacts import runs_root
+    from farmlib.book import resolve_profile
 
+    profile = resolve_profile(args.profile)  # a bad name or file: one line, before anything runs
+    if args.profile.endswith(".toml"):
+        args.profile = str(Path(args.profile).resolve())  # the chapter runs in the clone: it gets the full path
+    params = {"profile": args.profile, **{k: _value(v) for k, v in (args.param or [])}}
+    check_parameters(src, params)
     os.environ.setdefault("FARM_RUNS", str(Path(args.root).resolve() / "runs"))  # as farm book: the clone's runs/
-    out = Path(args.output or runs_root() / args.profile / "notebooks" / src.name)  # beside the artifacts
+    out = Path(args.output or runs_root() / profile.name / "notebooks" / src.name)  # beside the artifacts
     with Status(1) as status:
         status.chapter(1, src.stem)
         secs = execute_notebook(src, out, params, cwd=Path(args.root).resolve(), on_cell=status.on_cell)

@@ -501,9 +501,11 @@ class Farm:
     # -- metrics --------------------------------------------------------------------------
     def write_metrics(self, chapter: str, metrics: dict) -> None:
         """Save a chapter's headline numbers to ``runs/<profile>/metrics/<chapter>.json`` (on real data marked
-        ``"real": true``). Returns nothing, so a chapter's last line writing them shows nothing on the page."""
+        ``"real": true``), with the resolved profile they were measured with (``resolved_profile``: every field, as a
+        profile file resolved). Returns nothing, so a chapter's last line writing them shows nothing on the page."""
         from farmlib.book import note_metrics_written
 
         path = self.root / "metrics" / f"{chapter}.json"
-        write_json(path, {"profile": self.profile.name, **({} if self.is_farmworld else {"real": True}), **metrics})
+        write_json(path, {"profile": self.profile.name, **({} if self.is_farmworld else {"real": True}), **metrics,
+                          "resolved_profile": self.profile.to_dict()})
         note_metrics_written(path)

@@ -1,9 +1,28 @@
-"""Profiles: one set of knobs per scale. ``tiny`` is the offline CPU default."""
+"""Profiles: one set of knobs per scale. ``tiny`` is the offline CPU default.
+
+A profile is a built-in name (:data:`PROFILES`) or a TOML file that starts from one and overrides any field,
+nested ones included (:func:`load_profile_file`)::
+
+    base = "small"                      # the built-in profile to start from
+    device = "cuda"
+    [real]
+    judges = "chat"
+    base_url = "http://localhost:8000/v1"
+    models = { gpt4 = "my-model" }
+    [methods.ppo]
+    steps = 80
+
+The file is checked before anything runs: an unknown field, a wrong type or a bad value is one line naming the
+file, the field and the valid choices (:class:`ProfileError`). Its name (the runs folder, so the artifacts'
+home) is its ``name`` if it sets one, else the base's name and a digest of what the file changed: two files
+that resolve to the same profile share their artifacts, and a file that changes nothing is the base profile.
+"""
 
 from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
+from pathlib import Path
 
 #: The paper's split sizes (Alpaca 52k: 10k SFT, 10k preference, 20k unlabeled, 2k validation)
 #: and AlpacaEval's 805 evaluation instructions.
@@ -143,12 +162,119 @@ PROFILES: dict[str, Profile] = {
 }
 
 
-def get_profile(name: str | Profile, **overrides) -> Profile:
-    """A profile by name, with top-level fields overridden (e.g. ``scale=0.5``)."""
+def get_profile(name: str | Path | Profile, **overrides) -> Profile:
+    """A profile by name or file (:func:`load_profile_file`), with top-level fields overridden (e.g. ``scale=0.5``)."""
     if isinstance(name, Profile):
         prof = name
+    elif is_profile_file(name):
+        prof = load_profile_file(name)
     else:
         if name not in PROFILES:
-            raise ValueError(f"unknown profile {name!r}; choose from {sorted(PROFILES)}")
+            raise ValueError(f"unknown profile {name!r}; choose from {', '.join(sorted(PROFILES))}, or a .toml file")
         prof = PROFILES[name]
     return dataclasses.replace(prof, **overrides) if overrides else dataclasses.replace(prof)
+
+
+# -- profiles as files -----------------------------------------------------------------------------
+class ProfileError(ValueError):
+    """A profile file that cannot be used: one line naming the file, the field and what is valid."""
+
+
+#: Values a field must take (the others are checked by type).
+CHOICES = {"data": ("farmworld", "alpaca_farm", "alpaca_eval_805"),
+           "real.splits": ("alpaca_farm", "alpaca_eval_805"), "real.judges": ("chat", "loopback", "lm"),
+           "real.arch": ("gpt_neox", "llama")}
+_NESTED = {"model": ModelConfig, "pretrain": TrainConfig, "sft": TrainConfig, "real": RealData}
+_TYPES = {"int": (int,), "float": (int, float), "str": (str,), "bool": (bool,), "dict": (dict,)}
+
+
+def is_profile_file(name) -> bool:
+    """Whether ``name`` names a profile file (``*.toml``) rather than a built-in profile."""
+    return isinstance(name, (str, Path)) and str(name).endswith(".toml")
+
+
+def _check_value(where: str, field_: str, value, annotation: str):
+    allowed = [t for part in annotation.replace(" ", "").split("|") for t in _TYPES.get(part, ())]
+    if allowed and (not isinstance(value, tuple(allowed)) or (isinstance(value, bool) and bool not in allowed)):
+        raise ProfileError(f"{where}: {field_} must be {annotation.replace(' | None', '')}, got {value!r}")
+    if field_ in CHOICES and value not in CHOICES[field_]:
+        raise ProfileError(f"{where}: {field_} is {value!r}; choose from {', '.join(CHOICES[field_])}")
+    if field_ == "device" and not (value in ("cpu", "mps") or str(value).split(":")[0] == "cuda"):
+        raise ProfileError(f"{where}: device is {value!r}; choose cpu, cuda, cuda:N or mps")
+    if field_ in ("scale",) and value <= 0:
+        raise ProfileError(f"{where}: scale must be above 0, got {value!r}")
+    return float(value) if "float" in annotation and isinstance(value, int) and not isinstance(value, bool) else value
+
+
+def _merge(where: str, prefix: str, cls, start, values: dict):
+    """``start`` (a dataclass instance of ``cls``) with ``values`` over it, each checked."""
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    out = {}
+    for k, v in values.items():
+        name = f"{prefix}{k}"
+        if k not in fields or k == "name":
+            valid = ", ".join(f for f in fields if f != "name")
+            raise ProfileError(f"{where}: unknown field {name!r}; the fields of [{prefix.rstrip('.') or 'profile'}] "
+                               f"are: {valid}")
+        out[k] = _check_value(where, name, v, str(fields[k].type))
+    return dataclasses.replace(start, **out)
+
+
+def _methods(where: str, start: dict, values) -> dict:
+    if not isinstance(values, dict):
+        raise ProfileError(f"{where}: methods must be a table of [methods.<name>] tables, got {values!r}")
+    from farmlib.methods import CONFIGS  # the method's config dataclasses (imports torch)
+
+    out = {k: dict(v) for k, v in start.items()}
+    for name, over in values.items():
+        if name not in CONFIGS:
+            raise ProfileError(f"{where}: unknown method [methods.{name}]; choose from {', '.join(sorted(CONFIGS))}")
+        if not isinstance(over, dict):
+            raise ProfileError(f"{where}: methods.{name} must be a table, got {over!r}")
+        merged = _merge(where, f"methods.{name}.", CONFIGS[name], CONFIGS[name](**out.get(name, {})), over)
+        out[name] = {**out.get(name, {}), **{k: getattr(merged, k) for k in over}}
+    return out
+
+
+def load_profile_file(path: str | Path) -> Profile:
+    """The profile a TOML file describes (see the module's docstring); :class:`ProfileError` if it cannot be used."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib
+    import hashlib
+    import json
+
+    where = str(path)
+    try:
+        data = tomllib.loads(Path(path).read_text())
+    except FileNotFoundError:
+        raise ProfileError(f"{where}: no such profile file") from None
+    except tomllib.TOMLDecodeError as e:
+        raise ProfileError(f"{where}: not valid TOML ({e})") from None
+    base = data.pop("base", "tiny")
+    if base not in PROFILES:
+        raise ProfileError(f"{where}: base is {base!r}; choose from {', '.join(sorted(PROFILES))}")
+    name = data.pop("name", None)
+    if name is not None and (not isinstance(name, str) or not name or "/" in name):
+        raise ProfileError(f"{where}: name must be a folder name (no '/'), got {name!r}")
+    prof = PROFILES[base]
+    top, nested = {}, {}
+    for k, v in data.items():
+        (nested if k in _NESTED or k == "methods" else top)[k] = v
+    prof = _merge(where, "", Profile, prof, top)
+    for k, v in nested.items():
+        if k == "methods":
+            prof = dataclasses.replace(prof, methods=_methods(where, prof.methods, v))
+            continue
+        if not isinstance(v, dict):
+            raise ProfileError(f"{where}: {k} must be a table ([{k}]), got {v!r}")
+        start = getattr(prof, k) or _NESTED[k]()  # [real] on a FarmWorld base: real data from the defaults
+        prof = dataclasses.replace(prof, **{k: _merge(where, f"{k}.", _NESTED[k], start, v)})
+    if name is None:
+        changed = {k: v for k, v in prof.to_dict().items() if k != "name"}
+        same = {k: v for k, v in PROFILES[base].to_dict().items() if k != "name"}
+        name = base if changed == same else f"{base}-" + hashlib.sha256(
+            json.dumps(changed, sort_keys=True, default=str).encode()).hexdigest()[:8]
+    return dataclasses.replace(prof, name=name)
+
