@@ -33,3 +33,26 @@ def test_oracle_best_of_n_rises_in_true_reward_along_n(micro_farm):
 def test_ppo_ceiling_trains_against_r_star(micro_farm):
     out = ppo_ceiling(micro_farm, steps=2)
     assert "ppo" in out["path"] and 0 <= out["win_rate"] <= 100 and len(out["outputs"]) == micro_farm.profile.eval_size
+
+
+def test_weakest_link_words_what_the_table_shows():
+    import pandas as pd
+
+    from farmlib.evaluation.diagnostics import weakest_link
+
+    t = pd.DataFrame({"oracle_gain": [20.0, 15.0, 2.0], "rm_accuracy": [0.55, 0.7, 0.5]},
+                     index=["describe", "compare", "arithmetic"])
+    assert weakest_link(t) == ("2 of 3 families have at least 10 points of headroom (describe, compare); in 1 of "
+                               "them (describe) the reward model ranks fewer than 60% of the pairs right, so it is "
+                               "the weakest link there.")
+    assert "the policy's samples are the limit" in weakest_link(t.assign(oracle_gain=[1.0, 2.0, 3.0]))
+    assert "at least 60% right in each" in weakest_link(t.assign(rm_accuracy=[0.7, 0.8, 0.4]))
+
+
+def test_per_family_has_a_row_per_family_with_its_four_numbers(micro_farm):
+    from farmlib.evaluation.diagnostics import per_family
+    from farmlib.methods import reward_model_path
+
+    table = per_family(micro_farm, reward_model_path(micro_farm), n=4, n_prompts=12)
+    assert {"sft_quality", "oracle_gain", "rm_accuracy", "judge_agreement"} <= set(table.columns)
+    assert table["sft_quality"].between(0, 1).all() and table["n_prompts"].sum() == 12
