@@ -43,7 +43,7 @@ NOT_CODE = {
 
 #: Functions and methods that compute keys (their results enter the key as values) and build nothing
 #: themselves: a builder that names them does not run them for what it builds.
-KEYS_ONLY = {"artifact", "key", "judges_key", "_people_key", "crowd_key", "config_key", "get_or_build"}
+KEYS_ONLY = {"artifact", "key", "data_key", "judges_key", "people_key", "crowd_key", "get_or_build"}
 
 
 @dataclass

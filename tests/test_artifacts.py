@@ -68,9 +68,9 @@ def test_training_resumes_from_checkpoint(tmp_path, monkeypatch):
 
 
 def test_farm_reuses_artifacts(micro_farm, monkeypatch):
-    import farmlib.pipeline as pipeline
+    import farmlib.rooms.models as models
 
-    monkeypatch.setattr(pipeline, "train_lm", lambda *a, **k: (_ for _ in ()).throw(AssertionError("retrained")))
+    monkeypatch.setattr(models, "train_lm", lambda *a, **k: (_ for _ in ()).throw(AssertionError("retrained")))
     path = micro_farm.sft_model()
     assert path == micro_farm.sft_model() and (micro_farm.root / "sft").exists()
     outs = micro_farm.samples(path, generator="sft")

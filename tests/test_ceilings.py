@@ -56,3 +56,14 @@ def test_per_family_has_a_row_per_family_with_its_four_numbers(micro_farm):
     table = per_family(micro_farm, reward_model_path(micro_farm), n=4, n_prompts=12)
     assert {"sft_quality", "oracle_gain", "rm_accuracy", "judge_agreement"} <= set(table.columns)
     assert table["sft_quality"].between(0, 1).all() and table["n_prompts"].sum() == 12
+
+
+def test_preference_data_beyond_the_split_draws_more_pairs_per_instruction(micro_farm):
+    size = len(micro_farm.splits()["preference"])
+    one = micro_farm.preference_data("true_reward", n=size)
+    more = micro_farm.preference_data("true_reward", n=2 * size + 3)
+    assert len(more) > len(one) and more[:len(one)] == one  # the first round is the same pairs
+    w = micro_farm.world
+    for r in more:
+        r1, r2 = (w.true_reward(r["instruction"], r["input"], r[f"output_{k}"]) for k in (1, 2))
+        assert r["preference"] == (2 if r2 > r1 else 1) and r1 != r2  # R*'s own labels, ties left out

@@ -84,13 +84,13 @@ def test_lora_finetuning_on_the_tiny_model(micro_farm):
 
 def test_scale_profiles_switch_on_lora_and_4bit(monkeypatch, tmp_path):
     """The profiles' flags, and Farm.load passing 4-bit on to model loading for the hub base model."""
-    import farmlib.pipeline as pipeline
+    import farmlib.rooms.models as models
     from farmlib import Farm
 
     assert all(get_profile(n).model.lora_r > 0 for n in ("small", "paper"))
     assert not get_profile("tiny").model.lora_r
     calls = []
-    monkeypatch.setattr(pipeline, "load_model", lambda path, device, load_in_4bit=False: calls.append(
+    monkeypatch.setattr(models, "load_model", lambda path, device, load_in_4bit=False: calls.append(
         (path, device, load_in_4bit)))
     paper = Farm("paper", root=tmp_path)
     paper.load("huggyllama/llama-7b")

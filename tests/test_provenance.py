@@ -15,11 +15,12 @@ ROOT = Path(__file__).resolve().parents[1]
 
 #: Builders across farmlib: (module, the function that defines the builder).
 BUILDERS = {
-    "base": ("farmlib.pipeline", "Farm.base_model"),
-    "sft": ("farmlib.pipeline", "Farm.sft_model"),
-    "samples": ("farmlib.pipeline", "Farm.samples"),
-    "preferences": ("farmlib.pipeline", "Farm.preference_data"),
-    "finetune": ("farmlib.pipeline", "Farm.finetune"),
+    "splits": ("farmlib.rooms.data", "DataRoom.path"),
+    "base": ("farmlib.rooms.models", "ModelRoom.base_model"),
+    "sft": ("farmlib.rooms.models", "ModelRoom.sft_model"),
+    "samples": ("farmlib.rooms.models", "ModelRoom.samples"),
+    "finetune": ("farmlib.rooms.models", "ModelRoom.finetune"),
+    "preferences": ("farmlib.rooms.annotators", "AnnotatorRoom.preference_data"),
     "reward_model": ("farmlib.methods.reward_model", "train"),
     "best_of_n": ("farmlib.methods.best_of_n", "select"),
     "dpo": ("farmlib.methods.dpo", "train"),
@@ -70,8 +71,8 @@ def test_the_digest_covers_what_the_builder_runs_and_not_what_only_stores_it():
     assert own.startswith("farmlib.methods.ppo:") and "policy_loss" in own and "ppo_loop" in own
     assert {"farmlib.lm.model", "farmlib.methods.reward_model", "farmlib.world.farmworld"} <= set(others)
     assert not set(others) & set(NOT_CODE), "plumbing modules must not key artifacts"
-    _, sft = source_digest("farmlib.pipeline", "Farm.sft_model")
-    assert "Farm._train_and_save" in sft[0] and "Farm.write_metrics" not in sft[0]
+    _, sft = source_digest("farmlib.rooms.models", "ModelRoom.sft_model")
+    assert "ModelRoom.train_and_save" in sft[0] and "ModelRoom.samples" not in sft[0]
     assert not any(m.startswith(("farmlib.methods", "farmlib.annotators")) for m in sft[1:]), \
         "the SFT model's key must not follow the methods' or the judges' code"
 
@@ -114,7 +115,7 @@ def test_editing_the_judges_changes_their_key_not_the_people(scratch):
     path.write_text(path.read_text() + "\n\nJUDGE_EDIT = 1\n")
     after = digests(scratch)
     changed = {k for k in before if before[k] != after[k]}
-    assert "judges" in changed and not {"people", "base", "sft", "samples", "dpo", "kto"} & changed
+    assert "judges" in changed and not {"people", "splits", "base", "sft", "samples", "dpo", "kto"} & changed
 
 
 def finished(runs: Path) -> set[str]:

@@ -211,7 +211,7 @@ def judge_lm(farm, fam: FamilyConfig) -> str | None:
     train = TrainConfig(epochs=fam.demo_epochs, lr=farm.profile.sft.lr, batch_size=farm.profile.sft.batch_size,
                         seed=fam.seed)
     return farm.finetune("judge_lm", {"family": fam.name, "demos": len(pairs), "writer": EXPERT.name,
-                                      "data": farm._splits_config()}, pairs, train, start=farm.base_model())
+                                      "data": farm.data_key()}, pairs, train, start=farm.base_model())
 
 
 def train_judge(farm, fam: FamilyConfig) -> str:
@@ -228,7 +228,7 @@ def train_judge(farm, fam: FamilyConfig) -> str:
     t0 = time.time()
     lm_path = judge_lm(farm, fam)  # an artifact of its own: its path is part of the head's key
     t_lm = time.time() - t0
-    cfg = {"base": farm.base_model(), "family": asdict(fam), "n": n, "data": farm._splits_config(),
+    cfg = {"base": farm.base_model(), "family": asdict(fam), "n": n, "data": farm.data_key(),
            "max_length": reader.max_length, "lm": lm_path, "corruptions": list(CORRUPTIONS)}
 
     def build(work: Path) -> None:
@@ -289,14 +289,14 @@ def calibrate(farm) -> dict:
     from farmlib.annotators.people import Crowd
     from farmlib.annotators.validation import annotator_draws, crowd_labels, stats
 
-    cfg = {"judges": judges_key(), "base": farm.base_model(), "data": farm._splits_config()}
+    cfg = {"judges": judges_key(), "base": farm.base_model(), "data": farm.data_key()}
 
     def build(work: Path) -> None:
         t0 = time.time()
         pairs = calibration_pairs(farm)
         humans = crowd_labels(Crowd(farm.world), pairs, n=CALIBRATION["draws"])
         heads = {f: train_judge(farm, c) for f, c in JUDGE_FAMILIES.items()}
-        rows, tuned = [], farm._cache.setdefault("tuned_readers", {})  # each tuned LM loaded once per farm
+        rows, tuned = [], farm.annotators.tuned_readers  # each tuned LM loaded once per farm
         for k in CALIBRATION["grid"]:
             lms = {f: JudgeLM.load(h, farm.judge_reader(), name=f, logit_scale=k, tuned_readers=tuned,
                                    store=farm.judge_scores(h)) for f, h in heads.items()}

@@ -48,8 +48,9 @@ def oracle_gains(farm, n: int = 16, n_prompts: int = 200, annotator: str = "huma
     return out
 
 
-def per_family(farm, rm_path: str, n: int = 16, n_prompts: int = 200) -> pd.DataFrame:
-    """One row per family (see the module's docstring), in the order of :data:`farmlib.world.FAMILIES`."""
+def per_family(farm, rm_path: str, n: int = 16, n_prompts: int = 200, judges: str | None = "p_sim_eval") -> pd.DataFrame:
+    """One row per family (see the module's docstring), in the order of :data:`farmlib.world.FAMILIES`;
+    ``judges``: the annotator whose agreement with the people is measured (None: not measured)."""
     from farmlib.annotators.validation import sft_pairs
     from farmlib.methods.reward_model import load_reward_model, rewards
     from farmlib.world import FAMILIES
@@ -68,7 +69,7 @@ def per_family(farm, rm_path: str, n: int = 16, n_prompts: int = 200) -> pd.Data
     r1 = rewards(rm, tok, pairs, "output_1", max_length=farm.profile.model.max_length).tolist()
     r2 = rewards(rm, tok, pairs, "output_2", max_length=farm.profile.model.max_length).tolist()
     crowd = farm.annotator("human")
-    judged = farm.annotator("p_sim_eval").annotate_pairs(pairs, seed=0)
+    judged = farm.annotator(judges).annotate_pairs(pairs, seed=0) if judges else [{"preference": None}] * len(pairs)
     rows = []
     by_pair = _by_family(pairs)
     for fam in dict.fromkeys([*quality, *gains, *by_pair]):  # every family seen anywhere, once

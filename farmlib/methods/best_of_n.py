@@ -112,7 +112,7 @@ def draw(farm, cfg: BestOfNCurveConfig | None = None, model: str | None = None) 
     model = model or farm.sft_model()
     p = farm.profile
     recs = farm.splits()[cfg.split][:cfg.n_prompts]
-    draw_cfg = {"model": model, "data": farm._splits_config(), "max_new_tokens": p.max_new_tokens, **asdict(cfg)}
+    draw_cfg = {"model": model, "data": farm.data_key(), "max_new_tokens": p.max_new_tokens, **asdict(cfg)}
 
     def build_draw(work: Path) -> None:
         t0 = time.time()

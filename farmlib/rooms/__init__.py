@@ -1,0 +1,1 @@
+"""The rooms of the :class:`~farmlib.pipeline.Farm` facade: data, models, annotators (one question, one room)."""
