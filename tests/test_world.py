@@ -82,8 +82,13 @@ def test_people_like_lists_and_detail_but_no_defect():
     assert reward("Describe the goat.", listed)["total"] > reward("Describe the goat.", prose)["total"]
     one = reward("Describe the goat.", f"The goat is {f['color']}.")
     rambling = reward("Describe the goat.", " ".join([f"The goat is {f['color']}."] * 4))
-    assert rambling["repetition"] == pytest.approx(0.75)
+    assert rambling["repetition"] == 1.0  # a sentence said twice costs in full
     assert rambling["total"] < one["total"]
+    padded = f"The goat is {f['color']}. It lives in the {f['habitat']}. It eats {f['diet']}."
+    twice = reward("Describe the goat.", padded + f" It eats {f['diet']}.")
+    assert twice["repetition"] == 1.0 and twice["total"] < reward("Describe the goat.", padded)["total"]
+    assert twice["total"] < reward("Describe the goat.", f"The goat is {f['color']}. It eats {f['diet']}.")["total"], \
+        "a repeated sentence must cost more than the detail around it buys"
     loop = reward("Describe the goat.", "Here are some facts about the goat " + "goat " * 30)
     assert loop["repetition"] > 0.8 and loop["total"] < 0
     salad = reward("Describe the goat.", f"fur {f['color']} the It goat. eats lives the in {f['diet']} {f['habitat']}")

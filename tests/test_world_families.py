@@ -34,7 +34,7 @@ from farmlib.world.families import Family
 EXPECTED_WORLD = "95948aa536f91dcdccfbe257d85c293607ec646b5689250bfce3752f6a3f4b68"
 #: sha256 of the whole ``fingerprint()``, R* included; recorded with the splits above, R*'s ``detail``
 #: weight at 3, and ``detail`` no longer counting words inside a phrase the answer already said.
-EXPECTED = "ced052b9d054a3516a8be3177c1dd3f48482ffc3652f059a472fc268c3063bbd"
+EXPECTED = "81223bb559d60bf1c521cacd818a956d046df869b254c68603cbf8dec6ab45de"
 
 MICRO = {"sft": 100, "preference": 100, "unlabeled": 200, "val": 20, "eval": 24}
 BIGGER = {"sft": 2000, "preference": 300, "unlabeled": 300, "val": 50, "eval": 100}

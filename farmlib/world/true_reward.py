@@ -6,8 +6,9 @@ that content: a sentence counts towards ``detail`` when it is fluent, on the tas
 said before, less any words inside a phrase the answer has already said (a loop tells nothing new).
 What a person dislikes costs more than any length can buy:
 
-* ``repetition``: words inside a phrase said before (loops such as "horse horse horse", a sentence
-  said twice);
+* ``repetition``: a sentence or list item said twice costs in full (1), however long the answer around
+  it: a reader sees it at once, and an answer padded with facts should not buy one back; otherwise the
+  share of words inside a phrase said before (loops such as "horse horse horse");
 * ``disfluency``: word pairs no FarmWorld text ever puts side by side (shuffled words, word salad,
   garbled tokens, an answer that stops mid-phrase);
 * ``off_topic``: sentences about something the task did not ask about (another animal, filler);
@@ -212,7 +213,7 @@ def reward_parts(world: FarmWorld, grammar: Grammar, task: Task | None, instruct
     dup_sentences = 1 - len({" ".join(words(s)) for s in sentences}) / n_sent if n_sent else 0.0
     parts["detail"] = min(clean, DETAIL_CAP) / DETAIL_CAP
     parts["list"] = float(bool(task) and task.family in LISTABLE and is_list(output) and clean > 0)
-    parts["repetition"] = min(1.0, max(_repeated_words(ws), dup_sentences))
+    parts["repetition"] = 1.0 if dup_sentences else min(1.0, _repeated_words(ws))
     parts["disfluency"] = grammar.disfluency(output)
     parts["off_topic"] = off / counted if counted else 0.0
     iw, inw = words(instruction), words(input)
