@@ -67,3 +67,14 @@ def test_preference_data_beyond_the_split_draws_more_pairs_per_instruction(micro
     for r in more:
         r1, r2 = (w.true_reward(r["instruction"], r["input"], r[f"output_{k}"]) for k in (1, 2))
         assert r["preference"] == (2 if r2 > r1 else 1) and r1 != r2  # R*'s own labels, ties left out
+
+
+def test_ceiling_sentence_reads_the_numbers_it_is_given():
+    from farmlib.evaluation.ceilings import ceiling_sentence
+
+    oracle = [{"n": 1, "win_rate": 24.5}, {"n": 16, "win_rate": 48.5}, {"n": 64, "win_rate": 47.0}]
+    up = ceiling_sentence(oracle, {"win_rate": 40.8, "se": 2.5}, 28.7, 2.3)
+    assert "from 24.5 % at n = 1 to 47.0 % at n = 64" in up and "(best: 48.5 % at n = 16)" in up
+    assert "+24.0 points" in up and "(+12.1 points), well above SFT 10k" in up
+    flat = ceiling_sentence(oracle, {"win_rate": 30.5, "se": 2.3}, 28.7, 2.3)
+    assert "not even the true reward moves the policy" in flat

@@ -53,3 +53,21 @@ def ppo_ceiling(farm, annotator: str = "human", **overrides) -> dict:
     wr = farm.evaluate(outs, annotator)[0]
     return {"path": path, "win_rate": wr.win_rate, "se": wr.standard_error,
             "true_reward": sum(farm.true_rewards(outs)) / len(outs), "outputs": outs}
+
+
+def ceiling_sentence(oracle: list[dict], ppo: dict, sft_people: float, sft_se: float) -> str:
+    """What the ceilings say, in two sentences computed from :func:`oracle_best_of_n`'s rows, :func:`ppo_ceiling`'s
+    result and SFT 10k's win-rate (and standard error) under the people."""
+    first, last = oracle[0], oracle[-1]
+    best = max(oracle, key=lambda r: r["win_rate"])
+    held = best["win_rate"] - first["win_rate"]
+    moved = ppo["win_rate"] - sft_people
+    margin = 2 * math.hypot(ppo["se"], sft_se)
+    verdict = ("well above SFT 10k: the true reward can move this policy" if moved > margin else
+               "within twice the standard error of SFT 10k: at these settings not even the true reward moves the policy"
+               if abs(moved) <= margin else "below SFT 10k")
+    return (f"Picked by R* itself, the best of n SFT samples goes from {first['win_rate']:.1f} % at n = 1 to "
+            f"{last['win_rate']:.1f} % at n = {last['n']} under the people (best: {best['win_rate']:.1f} % at n = "
+            f"{best['n']}): the policy's own samples hold {held:+.1f} points for a selector that knows what people "
+            f"want. PPO trained against R* itself reaches {ppo['win_rate']:.1f} ± {ppo['se']:.1f} % against SFT 10k's "
+            f"{sft_people:.1f} ± {sft_se:.1f} % ({moved:+.1f} points), {verdict}.")
