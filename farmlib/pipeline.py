@@ -1,25 +1,13 @@
 """The farm: get-or-build of every expensive result for one profile, a facade over three rooms.
 
-Notebooks call ``Farm(profile)`` and ask for what they need; each step is an artifact keyed by its config, its
-inputs and its code (:mod:`farmlib.artifacts`), so a chapter runs on its own, a warm rerun is instant and an
-interrupted build resumes::
-
-    farm = Farm("tiny")
-    sft = farm.sft_model()                       # trains the base model first if needed
-    outs = farm.samples(sft, split="eval")       # cached responses
-    farm.evaluate_true(outs)                     # win-rate vs the reference, judged by R*
-
-Each question has one room, and the farm's methods of the same name ask it:
-
-- :class:`~farmlib.rooms.data.DataRoom` (``farm.data``): splits, tokenizer, the writers' and reference outputs;
-- :class:`~farmlib.rooms.models.ModelRoom` (``farm.models``): base and SFT models, samples, fine-tunes, the
-  methods' configs;
-- :class:`~farmlib.rooms.annotators.AnnotatorRoom` (``farm.annotators``): people, R*, the simulated judges
-  (with their calibration), preference data and evaluation.
-
-A profile with a ``real`` block (:class:`farmlib.profiles.RealData`) runs the same calls on real data
-(:mod:`farmlib.real`): real splits, a released reference, the real judge pool; what exists only in FarmWorld
-(``world``, R*, the crowd, the writers) raises :class:`farmlib.real.NotInRealWorld` (see ``is_farmworld``).
+``Farm(profile)`` answers what a chapter asks (``farm.sft_model()``, ``farm.samples(sft)``, ``farm.evaluate(outs)``);
+each answer is an artifact keyed by its config, inputs and code (:mod:`farmlib.artifacts`), so a chapter runs on its
+own, a warm rerun is instant and an interrupted build resumes. Each question has one room, which the farm's method
+of the same name asks: :class:`~farmlib.rooms.data.DataRoom` (``farm.data``: splits, tokenizer, references),
+:class:`~farmlib.rooms.models.ModelRoom` (``farm.models``: base, SFT, samples, fine-tunes, method configs) and
+:class:`~farmlib.rooms.annotators.AnnotatorRoom` (``farm.annotators``: people, R*, judges, feedback, evaluation).
+A profile with a ``real`` block runs the same calls on real data (:mod:`farmlib.real`); what exists only in
+FarmWorld (``world``, R*, the crowd, the writers) raises :class:`farmlib.real.NotInRealWorld`.
 """
 
 from __future__ import annotations
@@ -79,14 +67,14 @@ class Farm:
         raise NotInRealWorld(f"{what} does not exist on real data (profile {self.profile.name!r})")
 
     def real_data_note(self, text: str) -> object:
-        """One rendered line saying what a chapter cannot show on real data, and why (a Markdown object;
-        on FarmWorld, None). The chapter displays it and shows what it can."""
+        """One rendered line (Markdown; outside a notebook, the line) saying what a chapter cannot show on real
+        data, and why; on FarmWorld, None. The chapter displays it and shows what it can."""
         if self.is_farmworld:
             return None
         line = f"> **Real data ({self.profile.name}).** {text}"
         try:
             from IPython.display import Markdown
-        except ImportError:  # outside a notebook, without the book extras: the line itself
+        except ImportError:
             return line
         return Markdown(line)
 

@@ -22,7 +22,7 @@ def test_every_facade_method_asks_its_room_and_carries_its_doc():
 
 
 def test_the_facade_is_short():
-    assert len((ROOT / "farmlib" / "pipeline.py").read_text().splitlines()) <= 180
+    assert len((ROOT / "farmlib" / "pipeline.py").read_text().splitlines()) <= 165  # "about 150": a facade, not a room
 
 
 def test_no_module_outside_the_farm_uses_its_private_attributes():
