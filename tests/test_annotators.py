@@ -124,8 +124,10 @@ def test_judges_never_read_the_true_reward(micro_farm, monkeypatch):
     """Every R* function raises; the learned judges (freshly loaded, nothing cached) still annotate."""
     from farmlib.annotators import JudgeLM, TextReader
     from farmlib.annotators import people as people_mod
+    from farmlib.annotators.knowledge import Knowledge, KnowledgeReader
     from farmlib.annotators.learned import JUDGE_FAMILIES, train_judge
     from farmlib.world import true_reward as tr
+    from farmlib.world.families import FAMILIES
 
     paths = {f: train_judge(micro_farm, cfg) for f, cfg in JUDGE_FAMILIES.items()}  # training may use the world
     base, tok = micro_farm.base_model(), micro_farm.tokenizer()
@@ -143,8 +145,11 @@ def test_judges_never_read_the_true_reward(micro_farm, monkeypatch):
     monkeypatch.setattr(people_mod, "total", forbidden)
     for name in ("utility", "p_prefer_2", "p_majority_2", "majority_label", "annotate_pairs"):
         monkeypatch.setattr(Crowd, name, forbidden)
+    knows = KnowledgeReader(Knowledge.of(micro_farm.world))  # the world's facts, copied: its answers, not R*
+    for fam in FAMILIES.values():  # the part of R* that scores task success
+        monkeypatch.setattr(type(fam), "quality", forbidden)
     reader = TextReader.load(base, tok, max_length=micro_farm.profile.model.max_length)
-    fresh = {f: JudgeLM.load(p, reader, name=f) for f, p in paths.items()}
+    fresh = {f: JudgeLM.load(p, reader, name=f, knowledge=knows) for f, p in paths.items()}
     for ann in [pool_eval(fresh), pool_ann(fresh), single_judge(fresh), *members(fresh).values()]:
         out = ann.annotate_pairs(pairs)
         assert all(a["preference"] in (1, 2, None) for a in out)
@@ -229,7 +234,8 @@ def test_pool_scores_each_output_once_per_family(micro_farm):
     from farmlib.annotators.learned import JUDGE_FAMILIES, train_judge
 
     reader = TextReader.load(micro_farm.base_model(), micro_farm.tokenizer())
-    fresh = {f: JudgeLM.load(train_judge(micro_farm, c), reader, name=f) for f, c in JUDGE_FAMILIES.items()}
+    fresh = {f: JudgeLM.load(train_judge(micro_farm, c), reader, name=f, knowledge=micro_farm.annotators.knowledge())
+             for f, c in JUDGE_FAMILIES.items()}
     pairs = _pairs(50)
     for s in range(3):
         pool_eval(fresh).annotate_pairs(pairs, seed=s)
@@ -251,11 +257,12 @@ def test_score_store_spares_a_second_process_the_reading(micro_farm, tmp_path):
     head = train_judge(micro_farm, JUDGE_FAMILIES["gpt4"])
     pairs = _pairs(40)
     first = JudgeLM.load(head, TextReader.load(micro_farm.base_model(), micro_farm.tokenizer()), name="gpt4",
-                         store=ScoreStore(tmp_path / "gpt4.sqlite"))
+                         store=ScoreStore(tmp_path / "gpt4.sqlite"), knowledge=micro_farm.annotators.knowledge())
     want = first.scores(pairs, "output_1")
     assert first.scored == len({p["output_1"] for p in pairs}) == len(first.store)
     reader = TextReader.load(micro_farm.base_model(), micro_farm.tokenizer())
-    again = JudgeLM.load(head, reader, name="gpt4", logit_scale=3.0, store=ScoreStore(tmp_path / "gpt4.sqlite"))
+    again = JudgeLM.load(head, reader, name="gpt4", logit_scale=3.0, store=ScoreStore(tmp_path / "gpt4.sqlite"),
+                         knowledge=micro_farm.annotators.knowledge())
     assert again.scores(pairs, "output_1") == [3.0 * x for x in want]
     assert again.scored == 0 and reader.read == 0 and again.tuned.read == 0
     fresh = again.scores(pairs, "output_2")  # outputs it never saw are read, and stored

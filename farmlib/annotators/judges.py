@@ -186,8 +186,9 @@ class JudgeLM:
 
     def __init__(self, reader: TextReader, weight: torch.Tensor, index: list[int], name: str = "judge_lm",
                  logit_scale: float = 1.0, tuned: TextReader | None = None, tuned_index: list[int] = (),
-                 store: ScoreStore | None = None):
+                 store: ScoreStore | None = None, knowledge=None):
         self.reader, self.tuned, self.name, self.store = reader, tuned, name, store
+        self.knowledge = knowledge  # a KnowledgeReader, for a family that knows the world's answers
         self.weight, self.index, self.logit_scale = weight.float(), torch.tensor(index), logit_scale
         self.tuned_index = torch.tensor(list(tuned_index), dtype=torch.long)
         self._cache: dict[tuple[str, str, str], float] = {}  # the head's raw score (before logit_scale)
@@ -195,13 +196,18 @@ class JudgeLM:
 
     @classmethod
     def load(cls, path: str | Path, reader: TextReader, name: str = "judge_lm", logit_scale: float = 1.0,
-             tuned_readers: dict | None = None, store: ScoreStore | None = None) -> JudgeLM:
+             tuned_readers: dict | None = None, store: ScoreStore | None = None, knowledge=None) -> JudgeLM:
         """A trained head (``judge_head`` artifact; its unit is the spread of its margins on its makers'
         pairs), its scores multiplied by ``logit_scale`` (how decisive the judge is). The family's tuned LM,
         if any, is read from the artifact the head names (a folder relative to the head's); pass a dict as
         ``tuned_readers`` to share that reader, and what it has read, between heads loaded more than once.
-        ``store``: the head's scores on disk (:class:`ScoreStore`), shared by every process that judges."""
+        ``store``: the head's scores on disk (:class:`ScoreStore`), shared by every process that judges.
+        ``knowledge``: a :class:`~farmlib.annotators.knowledge.KnowledgeReader`, required by a head that reads
+        what the family knows of the world (``knows``), ignored by one that does not."""
         head = torch.load(Path(path) / "head.pt")
+        if head.get("knows") and knowledge is None:
+            raise ValueError(f"{Path(path) / 'head.pt'}: field 'knows' is set: this head reads the world's answers; "
+                             "pass knowledge=KnowledgeReader(Knowledge.of(world))")
         tuned = None
         if head.get("tuned"):
             where = (Path(path) / head["tuned"]).resolve()
@@ -211,12 +217,13 @@ class JudgeLM:
                 tuned = TextReader.load(where, reader.tok, str(device), reader.max_length)
                 if tuned_readers is not None:
                     tuned_readers[where] = tuned
-        return cls(reader, head["weight"], head["index"], name, logit_scale, tuned, head.get("tuned_index", ()), store)
+        return cls(reader, head["weight"], head["index"], name, logit_scale, tuned, head.get("tuned_index", ()), store,
+                   knowledge if head.get("knows") else None)
 
     def features(self, records: list[dict], key: str = "output") -> torch.Tensor:
         """What the head reads of each record's ``key``: the base reader's chosen features, then the tuned
-        LM's (:func:`read_features`)."""
-        return read_features(self.reader, self.index, self.tuned, self.tuned_index, records, key)
+        LM's, then what it knows of the answer (:func:`read_features`)."""
+        return read_features(self.reader, self.index, self.tuned, self.tuned_index, records, key, self.knowledge)
 
     def scores(self, records: list[dict], key: str = "output") -> list[float]:
         """``r(x, y)`` for each record (``y = record[key]``): ``logit_scale`` times the head's score."""
@@ -273,12 +280,15 @@ class ScoreStore:
 
 
 def read_features(reader: TextReader, index, tuned: TextReader | None, tuned_index, records: list[dict],
-                  key: str = "output") -> torch.Tensor:
-    """``reader``'s features at ``index``, and ``tuned``'s at ``tuned_index`` beside them (if ``tuned``)."""
-    f = reader.features(records, key)[:, torch.as_tensor(index, dtype=torch.long)]
-    if tuned is None:
-        return f
-    return torch.cat([f, tuned.features(records, key)[:, torch.as_tensor(tuned_index, dtype=torch.long)]], 1)
+                  key: str = "output", knowledge=None) -> torch.Tensor:
+    """``reader``'s features at ``index``, ``tuned``'s at ``tuned_index`` beside them (if ``tuned``), then
+    ``knowledge``'s (a :class:`~farmlib.annotators.knowledge.KnowledgeReader`, if given)."""
+    parts = [reader.features(records, key)[:, torch.as_tensor(index, dtype=torch.long)]]
+    if tuned is not None:
+        parts.append(tuned.features(records, key)[:, torch.as_tensor(tuned_index, dtype=torch.long)])
+    if knowledge is not None:
+        parts.append(knowledge.features(records, key))
+    return torch.cat(parts, 1)
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,11 @@ A judge (``p_sim``) is a *learned model that only sees text*. Each family has tw
 * **the world's base LM** (:meth:`farmlib.pipeline.Farm.base_model`, trained on world text, never on
   instructions or preferences; :class:`~farmlib.annotators.judges.TextReader`), shared by the families:
   how fluent the response is, and surface features (length, lines, list, word variety);
+* **what it knows of the world** (``knows``; :mod:`farmlib.annotators.knowledge`): the GPT-4 and ChatGPT
+  families know the world's facts and its tasks' answers, as an LLM judge knows that 6 − 5 = 1, and read a reply
+  beside the answer (how much of it the reply says, how much it gets wrong, whether it is in order, what it says
+  off the task); Davinci does not. Knowing the answer is not knowing what people value: how much a right answer
+  is worth against a fluent or a longer one is the head's to learn;
 * **a linear head**, fitted Bradley–Terry (:func:`farmlib.methods.reward_model.bt_loss`) on comparisons
   its *makers* collected — not the crowd's labels:
 
@@ -26,7 +31,7 @@ A judge (``p_sim``) is a *learned model that only sees text*. Each family has tw
     mistakes (a wrong fact, a missing item); a model makes a model's (a fluent wrong answer, a ramble off
     the topic).
 
-The families (:data:`JUDGE_FAMILIES`) differ in amounts and capacity: ``gpt4``'s LM was tuned on the most
+The families (:data:`JUDGE_FAMILIES`) differ in knowledge, amounts and capacity: ``gpt4``'s LM was tuned on the most
 demonstrations and its head saw the most pairs, from the largest panel, with the most degenerate examples,
 and reads its own LM's states as well as its likelihoods (``tuned_reads="all"``);
 ``chatgpt`` had half as much of each and a panel of four; ``davinci`` a quarter, a panel of three, and a head
@@ -43,10 +48,14 @@ only the base LM, 69 % with the tuned LM. What the own-sample pairs and the LM's
 they landed, 4903daf; greedy gpt4 head against the people's majority, before → after): held-out SFT pairs
 64.6 → 64.9 %; the reference's answers against SFT 10k's on the eval set 53.2 → 61.3 %; over the leaderboard,
 the rank correlation of the judges' win-rates with the people's went 0.60 → 0.78 (chapter 14), while the pool's
-agreement on SFT pairs went 59.0 → 57.4 % (chapter 4).
+agreement on SFT pairs went 59.0 → 57.4 % (chapter 4). What knowing the answers changed (tiny, chapter 4's held-out
+SFT pairs, against the people's majority, before → after): ``p_sim^eval`` 54.8 → 62.9 %, ``p_sim^single``
+63.6 → 69.3 %, ``p_sim^ann``'s variance 0.43 (unchanged within noise); on the calibration pairs at the chosen logit
+scale the pool went 57.1 → 64.9 %.
 
 The world is used *here*, to write the demonstrations and to write and label the makers' pairs. At judging
-time a judge holds two readers (LMs and a tokenizer) and a weight vector, nothing else (tests check it).
+time a judge holds two readers (LMs and a tokenizer), a copy of the world's knowledge base (the knowing families)
+and a weight vector, nothing else: never the world, its true reward or its people (tests check it).
 """
 
 from __future__ import annotations
@@ -80,6 +89,7 @@ class FamilyConfig:
     demos: int = 0  # expert demonstrations its own LM was instruction-tuned on, at scale 1 (0: base LM only)
     own: int = 0  # comparisons of its own LM's samples (two per instruction) its panel labelled, at scale 1
     tuned_reads: str = "fluency_only"  # what its head reads of its own LM: fluency_only | all (the LM's states too)
+    knows: bool = False  # it knows the world's facts and its tasks' answers (farmlib.annotators.knowledge)
     demo_epochs: float = 3.0  # epochs of that instruction tuning
     l2: float = 1e-3  # weight decay of the head
     steps: int = 300  # full-batch optimizer steps
@@ -90,9 +100,9 @@ class FamilyConfig:
 #: The three families (pairs at scale 1, times the profile's scale).
 JUDGE_FAMILIES: dict[str, FamilyConfig] = {
     "gpt4": FamilyConfig("gpt4", pairs=8000, reads="fluency", labellers=8, labeller_seed=101, degenerate=0.3,
-                         demos=20_000, demo_epochs=3, own=8000, tuned_reads="all"),
+                         demos=20_000, demo_epochs=3, own=8000, tuned_reads="all", knows=True),
     "chatgpt": FamilyConfig("chatgpt", pairs=4000, reads="fluency", labellers=4, labeller_seed=202, degenerate=0.15,
-                            demos=10_000, demo_epochs=2, own=4000),
+                            demos=10_000, demo_epochs=2, own=4000, knows=True),
     "davinci": FamilyConfig("davinci", pairs=2000, reads="surface", labellers=3, labeller_seed=303,
                             degenerate=0.05, demos=5_000, demo_epochs=2, own=2000),
 }
@@ -221,6 +231,7 @@ def train_judge(farm, fam: FamilyConfig) -> str:
     import os
 
     from farmlib.annotators.judges import TextReader, feature_index, read_features
+    from farmlib.annotators.knowledge import Knowledge, KnowledgeReader
     from farmlib.methods.common import loser, winner
 
     reader = farm.judge_reader()
@@ -242,15 +253,16 @@ def train_judge(farm, fam: FamilyConfig) -> str:
         if lm_path:
             tuned = TextReader.load(lm_path, reader.tok, farm.profile.device, reader.max_length)
             tuned_idx = feature_index(fam.tuned_reads, tuned.layers, tuned.hidden)
-        fw = read_features(reader, idx, tuned, tuned_idx, [dict(r, output=winner(r)) for r in pairs])
-        fl = read_features(reader, idx, tuned, tuned_idx, [dict(r, output=loser(r)) for r in pairs])
+        knows = KnowledgeReader(Knowledge.of(farm.world)) if fam.knows else None
+        fw = read_features(reader, idx, tuned, tuned_idx, [dict(r, output=winner(r)) for r in pairs], knowledge=knows)
+        fl = read_features(reader, idx, tuned, tuned_idx, [dict(r, output=loser(r)) for r in pairs], knowledge=knows)
         t_read = time.time() - t0 - t_data
         weight, history = fit_head(fw, fl, fam)
         margin_sd = ((fw - fl) @ weight).std().item()
         weight = weight / max(margin_sd, 1e-6)  # one unit = the spread of its margins on its makers' pairs
         acc = ((fw @ weight) > (fl @ weight)).float().mean().item()
         torch.save({"weight": weight, "index": idx, "tuned": os.path.relpath(lm_path, work) if lm_path else "",
-                    "tuned_index": tuned_idx or []}, work / "head.pt")
+                    "tuned_index": tuned_idx or [], "knows": fam.knows}, work / "head.pt")
         write_json(work / "history.json", history)
         write_json(work / "train_info.json", {"seconds": time.time() - t0 + t_lm, "lm_seconds": t_lm, "data_seconds": t_data,
                                               "read_seconds": t_read, "pairs": len(pairs), "own_pairs": len(own), "features": fw.size(1),
@@ -299,7 +311,7 @@ def calibrate(farm) -> dict:
         rows, tuned = [], farm.annotators.tuned_readers  # each tuned LM loaded once per farm
         for k in CALIBRATION["grid"]:
             lms = {f: JudgeLM.load(h, farm.judge_reader(), name=f, logit_scale=k, tuned_readers=tuned,
-                                   store=farm.judge_scores(h)) for f, h in heads.items()}
+                                   store=farm.judge_scores(h), knowledge=farm.annotators.knowledge()) for f, h in heads.items()}
             draws, _ = annotator_draws(pool_eval(lms), pairs, n=CALIBRATION["draws"])
             rows.append({"logit_scale": k, **stats(draws, humans, pairs)})
         best = min(rows, key=lambda r: abs(r["agreement"] - CALIBRATION["target_value"]))

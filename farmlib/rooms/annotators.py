@@ -115,9 +115,19 @@ class AnnotatorRoom:
             k = calibrate(self.farm)["logit_scale"]
             heads = {f: train_judge(self.farm, cfg) for f, cfg in JUDGE_FAMILIES.items()}
             self._made["judge_lms"] = {f: JudgeLM.load(h, self.judge_reader(), name=f, logit_scale=k,
-                                                       tuned_readers=self.tuned_readers, store=self.judge_scores(h))
+                                                       tuned_readers=self.tuned_readers, store=self.judge_scores(h),
+                                                       knowledge=self.knowledge())
                                        for f, h in heads.items()}
         return self._made["judge_lms"]
+
+    def knowledge(self):
+        """What the judges know of the world's facts and answers, read once per farm
+        (:class:`farmlib.annotators.knowledge.KnowledgeReader`; never the true reward)."""
+        if "knowledge" not in self._made:
+            from farmlib.annotators.knowledge import Knowledge, KnowledgeReader
+
+            self._made["knowledge"] = KnowledgeReader(Knowledge.of(self.farm.world))
+        return self._made["knowledge"]
 
     def judge_scores(self, head: str):
         """The on-disk store of a judge head's scores (``<runs>/<profile>/judge_scores/<head>.sqlite``), one
