@@ -47,6 +47,7 @@ def source_text(*objects) -> str:
     for obj in objects:
         if not qualified_name(obj).startswith("farmlib."):
             raise ValueError(f"{qualified_name(obj)} is not farmlib's: a chapter shows the library's own code")
+        obj = inspect.unwrap(obj)  # a decorated function (``@torch.no_grad()``): its own code and file
         lines, start = inspect.getsourcelines(obj)
         file = inspect.getsourcefile(obj) or ""
         rel = file[file.rfind("farmlib/"):] if "farmlib/" in file else file
@@ -106,7 +107,8 @@ def reading_text(run: str, sft: dict, ours: dict) -> str:
         clear = ("a clear gain" if d > 0 else "a clear loss") if abs(d) > 2 * se else "within noise"
         said.append(f"under {judge} {run} wins {w:.1f} % against SFT 10k's {sft['win_rate'][a]:.1f} % "
                     f"({d:+.1f} points, {clear}: two standard errors of the difference are {2 * se:.1f})")
-    text = ("**Reading the table.** " + "; ".join(said) + ".") if said else "**Reading the table.**"
+    body = "; ".join(said)
+    text = f"**Reading the table.** {body[:1].upper()}{body[1:]}." if said else "**Reading the table.**"
     ratio = ours["avg_length"] / max(sft["avg_length"], 1e-9)
     text += (f" Its answers average {ours['avg_length']:.0f} characters against SFT's {sft['avg_length']:.0f} "
              f"({ratio:.2f}×)")

@@ -53,6 +53,9 @@ def test_source_text_is_getsource_in_a_python_fence():
     assert text.startswith("```python\n# farmlib.methods.ppo.policy_loss  (farmlib/methods/ppo.py, line ")
     assert text.endswith("\n```")
     assert inspect.getsource(policy_loss).rstrip() in text
+    from farmlib.methods.ppo import experience  # decorated (torch.no_grad): its own file, not torch's
+
+    assert "(farmlib/methods/ppo.py, line " in lessons.source_text(experience)
     two = lessons.source_text(policy_loss, dpo_loss)
     assert inspect.getsource(dpo_loss).rstrip() in two and two.count("```") == 2
 
@@ -89,7 +92,7 @@ def test_reading_says_gain_loss_or_noise_and_length():
     ours = {"win_rate": {"p_sim_eval": 41.0, "human": 60.0}, "standard_error": {"p_sim_eval": 2.0, "human": 2.0},
             "avg_length": 150.0, "true_reward": 0.5}
     text = lessons.reading_text("ppo", sft, ours)
-    assert "the simulated judges (`p_sim_eval`) ppo wins 41.0 %" in text
+    assert "**Reading the table.** Under the simulated judges (`p_sim_eval`) ppo wins 41.0 %" in text
     assert "+1.0 points, within noise" in text  # 2 se of the difference = 5.7 points
     assert "+10.0 points, a clear gain" in text
     assert "(1.50×): longer" in text
@@ -135,15 +138,29 @@ def _shown_objects(nb) -> list[str]:
     return names
 
 
+def _imports(nb) -> dict[str, str]:
+    """``{name: module}`` of the chapter's ``from farmlib... import name`` lines."""
+    out = {}
+    for c in _cells(nb):
+        if c["cell_type"] == "code":
+            for node in ast.walk(ast.parse("".join(c["source"]))):
+                if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("farmlib"):
+                    out.update({a.asname or a.name: node.module for a in node.names})
+    return out
+
+
 def _resolve(dotted: str, nb):
-    """``methods.ppo.policy_loss`` or ``ppo.policy_loss`` as the chapter names it, resolved in farmlib."""
-    for prefix in ("farmlib.", "farmlib.methods.", ""):
-        mod, _, attr = (prefix + dotted).rpartition(".")
+    """``ppo.policy_loss`` as the chapter names it (``ppo`` imported from ``farmlib.methods``), resolved."""
+    head, _, rest = dotted.partition(".")
+    base = _imports(nb).get(head)
+    assert base, f"{nb.stem} shows {dotted}, but does not import {head} from farmlib"
+    obj = importlib.import_module(base)
+    for part in dotted.split("."):
         try:
-            return getattr(importlib.import_module(mod), attr)
-        except (ImportError, AttributeError, ValueError):
-            continue
-    raise AssertionError(f"{nb.stem} shows {dotted}, which farmlib does not have")
+            obj = getattr(obj, part) if hasattr(obj, part) else importlib.import_module(f"{obj.__name__}.{part}")
+        except (ImportError, AttributeError):
+            raise AssertionError(f"{nb.stem} shows {dotted}, which farmlib does not have") from None
+    return obj
 
 
 @pytest.mark.parametrize("nb", METHOD_CHAPTERS, ids=lambda p: p.stem)
