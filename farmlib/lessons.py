@@ -120,10 +120,9 @@ def reading_text(run: str, sft: dict, ours: dict) -> str:
     if ours.get("true_reward") is not None and sft.get("true_reward") is not None:
         d = ours["true_reward"] - sft["true_reward"]
         text += (f" The true reward R*, which no method sees, moves from {sft['true_reward']:.3f} to "
-                 f"{ours['true_reward']:.3f} ({d:+.3f}) on average"
-                 + (": the method improved what it was meant to." if d > 0 else
-                    ": whatever the judges say, the answers did not get better by the measure the world is made of.")
-                 )
+                 f"{ours['true_reward']:.3f} ({d:+.3f}) on average: "
+                 + ("by the measure the world is made of, the answers got better." if d > 0 else
+                    "whatever the judges say, the answers did not get better by the measure the world is made of."))
     return text
 
 
