@@ -208,3 +208,35 @@ def test_exercises_use_parameters_the_chapter_has(nb):
             if pname == "overrides":
                 unknown = set(json.loads(value)) - fields
                 assert not unknown, f"{nb.stem}: overrides {sorted(unknown)} are not fields of the {name} config"
+
+
+# -- chapter 5's readings (farmlib.evaluation.reward_model_report) on hand-made numbers -----------------
+def test_gap_sentence_compares_our_pick_with_random_errors():
+    from farmlib.evaluation.reward_model_report import gap_sentence
+
+    oracle = pd.DataFrame({"sigma": [0.0, 1.0, 5.0], "win_rate": [60.0, 50.0, 40.0],
+                           "accuracy vs R*": [1.0, 0.75, 0.55]})
+    text, worse = gap_sentence(oracle, sft_people=45.0, bar=51.0, oracle_gain=6.0, acc_needed=0.8, n_max=8,
+                               acc_ours=0.75, ours_win_rate=42.0, ours_se=2.0)
+    assert worse  # 42 < 50 - 2 * 2: a random-error scorer of 75 % accuracy wins 50 %
+    assert "best-of-8 wins 60.0 % under people, +15.0 points over SFT 10k's 45.0 %" in text
+    assert "about **80 %** held-out accuracy" in text and "systematic" in text
+    text, worse = gap_sentence(oracle, 45.0, 51.0, 6.0, None, 8, 0.75, 49.0, 2.0)
+    assert not worse and "No scorer of the grid" in text and "close to the 50.0 %" in text
+
+
+def test_scale_table_and_sentence():
+    from farmlib.evaluation.reward_model_report import scale_sentence, scale_table
+
+    curve = pd.DataFrame({"labels": ["true_reward"] * 3 + ["p_sim_ann"] * 3, "pairs": [100, 200, 400] * 2,
+                          "acc_true": [0.6, 0.7, 0.8, 0.55, 0.57, 0.59], "se_true": [0.02] * 6,
+                          "label agreement with R*": [1.0] * 3 + [0.6] * 3})
+    scale = scale_table(curve, 0.7)
+    assert scale.loc["true_reward", "pairs for the needed accuracy"] == "measured: 200 pairs"
+    assert scale.loc["true_reward", "pairs_needed"] == 200 and scale.loc["true_reward", "measured"]
+    assert scale.loc["p_sim_ann", "pairs for the needed accuracy"].startswith("extrapolated: ")
+    assert scale.loc["p_sim_ann", "accuracy there (%)"] == pytest.approx(59.0)
+    text = scale_sentence(scale, 0.7, 8, 100, "1 layers, width 32", worse=False)
+    assert text.startswith("**What scale would close it.** Best-of-8 needs about 70.0 % held-out accuracy")
+    assert "So the labels hold it back first: with labels that agree with R*, about 200 pairs (2× what" in text
+    assert "`p_sim_ann`'s labels agree with R* on only 60 %" in text
