@@ -132,14 +132,14 @@ def reading(farm, sft_outs: list[dict], outs: list[dict], run: str):
 
 
 def write_method_metrics(farm, name: str, run: str, cfg, outs: list[dict], train_seconds: float,
-                         **extra) -> dict:
+                         **extra) -> None:
     """Write chapter ``name``'s metrics file: the run's name, its config, win-rate and standard error under
-    every evaluation annotator, average length, training seconds and ``extra``; returns what it wrote."""
+    every evaluation annotator, average length, training seconds and ``extra``. Returns nothing, so a chapter's
+    last line writing them shows nothing on the page (:meth:`farmlib.pipeline.Farm.write_metrics`)."""
     s = summary(farm, outs)
     metrics = {"run": run, "config": vars(cfg), "win_rate": s["win_rate"], "standard_error": s["standard_error"],
                "avg_length": s["avg_length"], "train_seconds": float(train_seconds), **extra}
     farm.write_metrics(name, metrics)
-    return metrics
 
 
 def loss_curve(hist, title: str, ylabel: str = "next-token loss (nats)", window: int = 10):

@@ -80,8 +80,8 @@ def test_summary_and_metrics_from_hand_made_win_rates():
     assert s == {"win_rate": {"p_sim_eval": 40.0, "human": 55.0}, "standard_error": {"p_sim_eval": 2.0, "human": 2.0},
                  "avg_length": 30.0, "true_reward": 3.0}
     cfg = SimpleNamespace(beta=0.1)
-    m = lessons.write_method_metrics(farm, "dpo", "dpo", cfg, outs, 12, margin_first=0.0)
-    assert farm.written["dpo"] is m
+    assert lessons.write_method_metrics(farm, "dpo", "dpo", cfg, outs, 12, margin_first=0.0) is None
+    m = farm.written["dpo"]
     assert m["run"] == "dpo" and m["config"] == {"beta": 0.1} and m["train_seconds"] == 12.0
     assert m["win_rate"]["human"] == 55.0 and m["avg_length"] == 30.0 and m["margin_first"] == 0.0
 
