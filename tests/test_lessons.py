@@ -240,3 +240,20 @@ def test_scale_table_and_sentence():
     assert text.startswith("**What scale would close it.** Best-of-8 needs about 70.0 % held-out accuracy")
     assert "So the labels hold it back first: with labels that agree with R*, about 200 pairs (2× what" in text
     assert "`p_sim_ann`'s labels agree with R* on only 60 %" in text
+
+
+def test_measured_sentence_and_chapter_5_figures():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from farmlib.evaluation import reward_model_report as report
+
+    m = {"val_accuracy_true": 0.6, "val_se_true": 0.05, "val_accuracy": 0.55, "val_se": 0.04}
+    text = report.measured_sentence(m, 0.31)
+    assert "60.0% ± 5.0%, 2.0 standard errors above chance" in text and "correlation of 0.31" in text
+    curve = pd.DataFrame({"n": [1, 4], "sqrt_kl": [0.0, 0.9], "win_rate": [40.0, 45.0], "se": [2.0, 2.0]})
+    fig = report.ceilings_figure(curve, 41.0, 50.0)
+    assert len(fig.axes[0].lines) >= 2 and len(fig.axes[0].texts) == 2  # the two lines, one label per n
+    oracle = pd.DataFrame({"accuracy vs R*": [0.9, 0.6], "win_rate": [50.0, 42.0], "se": [2.0, 2.0]})
+    fig = report.needed_accuracy_figure(oracle, 8, (0.62, 0.03, 41.0, 2.0), 40.0, 46.0, 6.0, 0.8)
+    assert fig.axes[0].get_title() == "What best-of-n needs from its reward model"

@@ -106,3 +106,61 @@ def scale_sentence(scale: pd.DataFrame, acc_needed: float, n_max: int, n_train: 
             + (" (our reward model's are costlier, above)" if worse else "") + ", and the lines are extrapolations of a "
             "few points (an order of magnitude, not a measurement). Capacity (a larger reward model) is the other lever, "
             "not measured here.")
+
+
+def measured_sentence(m: dict, rho: float) -> str:
+    """The reward model's held-out accuracies (``m``: :func:`farmlib.methods.reward_model.metrics`) and the Spearman
+    correlation ``rho`` of its scores with R* across instructions, in words."""
+    z = (m["val_accuracy_true"] - 0.5) / max(m["val_se_true"], 1e-9)
+    return (f"**Measured.** Held-out accuracy against R*'s labels is {m['val_accuracy_true']:.1%} ± "
+            f"{m['val_se_true']:.1%}, {z:.1f} standard errors {'above' if z > 0 else 'below'} chance; against "
+            f"the noisy training labels {m['val_accuracy']:.1%} ± {m['val_se']:.1%}. The reward model's score "
+            f"and R* have a Spearman correlation of {rho:.2f} on the SFT model's eval outputs, *across* instructions. "
+            "Bradley–Terry only identifies reward differences between outputs of the same instruction: each "
+            "instruction's offset is free, so a model can rank within prompts (what best-of-n and PPO use) while "
+            "its scores are not comparable across prompts.")
+
+
+def ceilings_figure(oracle_curve: pd.DataFrame, sft_win_rate: float, ppo_win_rate: float):
+    """Oracle best-of-n (columns n, sqrt_kl, win_rate, se) against √KL, with SFT 10k's and PPO-on-R*'s win-rates
+    under people as lines; returns the figure."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4))
+    ax.errorbar(oracle_curve["sqrt_kl"], oracle_curve["win_rate"], yerr=oracle_curve["se"], marker="o", capsize=3,
+                label="best-of-n picked by R*")
+    for _, r in oracle_curve.iterrows():
+        ax.annotate(f"n={r['n']:.0f}", (r["sqrt_kl"], r["win_rate"]), fontsize=7, xytext=(3, -10),
+                    textcoords="offset points")
+    ax.axhline(sft_win_rate, color="gray", ls=":", label="SFT 10k")
+    ax.axhline(ppo_win_rate, color="tab:red", ls="--", label="PPO on R*")
+    ax.set(xlabel="√KL from the SFT policy (nats^½, best-of-n's bound)", ylabel="win-rate vs reference, people (%)",
+           title="Ceilings: R* as the selector and as PPO's reward")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def needed_accuracy_figure(oracle: pd.DataFrame, n_max: int, ours: tuple[float, float, float, float],
+                           sft_people: float, bar: float, oracle_gain: float, acc_needed: float | None):
+    """Best-of-``n_max`` win-rate under people against the scorer's held-out accuracy: R* plus noise (``oracle``:
+    "accuracy vs R*", win_rate, se) and our reward model (``ours``: accuracy, its se, win-rate, its se), with SFT 10k,
+    the bar SFT 10k + ``oracle_gain`` and the accuracy needed to clear it; returns the figure."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4))
+    o = oracle.sort_values("accuracy vs R*")
+    ax.errorbar(100 * o["accuracy vs R*"], o["win_rate"], yerr=o["se"], marker="o", capsize=3,
+                label=f"best-of-{n_max} by R* + noise")
+    acc, acc_se, wr, wr_se = ours
+    ax.errorbar([100 * acc], [wr], xerr=[100 * acc_se], yerr=[wr_se], marker="s", color="tab:red", capsize=3,
+                label=f"best-of-{n_max} by our reward model")
+    ax.axhline(sft_people, color="gray", ls=":", label="SFT 10k")
+    ax.axhline(bar, color="gray", ls="--", label=f"SFT 10k + {oracle_gain:g} points")
+    if acc_needed is not None:
+        ax.axvline(100 * acc_needed, color="tab:green", lw=1, alpha=0.6)
+    ax.set(xlabel="held-out accuracy against R* (%)", ylabel="win-rate vs reference, people (%)",
+           title="What best-of-n needs from its reward model")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
