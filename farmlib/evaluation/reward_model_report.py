@@ -1,0 +1,166 @@
+"""What chapter 5 says about its reward model, computed: the sentences and the table that read its runs
+(what accuracy best-of-n would need, what scale of labels would reach it). Kept here, tested on hand-made
+numbers, so the chapter's cells stay short."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from farmlib.methods.reward_model import pairs_for_accuracy
+
+
+def gap_sentence(oracle: pd.DataFrame, sft_people: float, bar: float, oracle_gain: float, acc_needed: float | None,
+                 n_max: int, acc_ours: float, ours_win_rate: float, ours_se: float) -> tuple[str, bool]:
+    """(text, worse): best-of-``n_max`` picked by R* plus noise (``oracle``: sigma, win_rate, "accuracy vs R*")
+    against our reward model's pick, in words; ``worse`` is whether ours does more than two standard errors
+    worse than a random-error scorer of the same accuracy (its errors are systematic)."""
+    perfect = float(oracle.loc[oracle["sigma"] == 0, "win_rate"].iloc[0]) if (oracle["sigma"] == 0).any() else float("nan")
+    o = oracle.sort_values("accuracy vs R*")
+    random_like = float(np.interp(acc_ours, o["accuracy vs R*"], o["win_rate"]))
+    worse = ours_win_rate < random_like - 2 * ours_se
+    found = ("the candidates hold better answers, and a good enough reward model finds them." if perfect > sft_people
+             else "even a perfect scorer finds nothing better among these candidates.")
+    need = (f"Random errors cost it gradually: to clear SFT 10k + {oracle_gain:g} points ({bar:.1f} %) a scorer needs "
+            f"about **{100 * acc_needed:.0f} %** held-out accuracy against R*." if acc_needed is not None else
+            f"No scorer of the grid, not even the noise-free one, clears SFT 10k + {oracle_gain:g} points ({bar:.1f} %) "
+            f"at n = {n_max}.")
+    errors = (f"below the {random_like:.1f} % of a random-error scorer of the same accuracy: its errors are not random "
+              "but systematic (among an instruction's samples it prefers some that people like less; chapter 9 "
+              "follows R* of its picks as n grows)." if worse else
+              f"close to the {random_like:.1f} % of a random-error scorer of the same accuracy: its errors cost about "
+              "what random ones would.")
+    text = (f"With R* itself as the scorer, best-of-{n_max} wins {perfect:.1f} % under people, "
+            f"{perfect - sft_people:+.1f} points over SFT 10k's {sft_people:.1f} %: {found} {need} Our reward model has "
+            f"{100 * acc_ours:.1f} % and its best-of-{n_max} wins {ours_win_rate:.1f} %, {errors}")
+    return text, worse
+
+
+def _reach(v: float | None, largest: int) -> str:
+    """The extrapolated pairs, in words: a number, or why there is none worth printing."""
+    if v is None:
+        return "no number of pairs (the fitted line does not rise)"
+    return f"over 1,000 times its {largest:,} pairs" if v > 1000 * largest else f"about {float(f'{v:.2g}'):,.0f} pairs"
+
+
+def scale_table(curve: pd.DataFrame, acc_needed: float) -> pd.DataFrame:
+    """Per label source of the accuracy curve (columns labels, pairs, acc_true, se_true, "label agreement with
+    R*"): its largest point, the points gained per doubling of pairs, and the pairs it needs for ``acc_needed``
+    (measured where a point reaches it, else extrapolated along a line in log-pairs)."""
+    rows = []
+    for source, g in curve.groupby("labels", sort=False):
+        fit = pairs_for_accuracy(list(g["pairs"]), list(g["acc_true"]), list(g["se_true"]), acc_needed)
+        hit = g[g["acc_true"] >= acc_needed]  # measured points at or above the needed accuracy
+        ext = _reach(fit["pairs_needed"], int(g["pairs"].max()))
+        rows.append({"labels": source, "label agreement with R* (%)": 100 * g["label agreement with R*"].iloc[-1],
+                     "pairs (largest point)": int(g["pairs"].max()), "accuracy there (%)": 100 * g["acc_true"].iloc[-1],
+                     "standard error (%)": 100 * g["se_true"].iloc[-1],
+                     "points per doubling of pairs": 100 * fit["per_doubling"],
+                     "pairs for the needed accuracy": (f"measured: {int(hit['pairs'].iloc[0]):,} pairs" if len(hit) else
+                                                       f"extrapolated: {ext}"),
+                     "pairs_needed": int(hit["pairs"].iloc[0]) if len(hit) else fit["pairs_needed"],
+                     "measured": len(hit) > 0, "extrapolation": ext})
+    return pd.DataFrame(rows).set_index("labels")
+
+
+def scale_sentence(scale: pd.DataFrame, acc_needed: float, n_max: int, n_train: int, arch: str, worse: bool) -> str:
+    """:func:`scale_table` read aloud: where each label source stands against the needed accuracy, and whether the
+    labels or the number of pairs hold the reward model back first."""
+    need_pct = 100 * acc_needed
+
+    def where(s: str, r) -> str:
+        acc, se, n = r["accuracy there (%)"], r["standard error (%)"], r["pairs (largest point)"]
+        side = ("at or above it" if acc >= need_pct else "within one standard error of it" if acc + se >= need_pct
+                else f"{need_pct - acc:.1f} points short")
+        out = f"With {s} labels the reward model reaches {acc:.1f} ± {se:.1f} % at {n:,} pairs, {side}"
+        if acc < need_pct:
+            out += (f" (a straight line in log-pairs through its points, {r['points per doubling of pairs']:+.1f} points "
+                    f"per doubling, puts it at {r['extrapolation']})")
+        return out
+
+    noisy = scale.drop(index="true_reward", errors="ignore")
+    clean = scale.loc["true_reward"] if "true_reward" in scale.index else None
+    clean_gets_there = clean is not None and clean["accuracy there (%)"] + clean["standard error (%)"] >= need_pct
+    if clean_gets_there:  # the first measured point at the needed accuracy, else the largest (within its error)
+        n_clean = int(clean["pairs_needed"]) if clean["measured"] else int(clean["pairs (largest point)"])
+    labels_note = "".join(
+        f" `{s}`'s labels agree with R* on only {r['label agreement with R* (%)']:.0f} % of the training pairs: a reward "
+        "model fitted to them learns that annotator's taste, errors included, and more of its labels bring it closer "
+        "to R* only as far as the two agree."
+        for s, r in noisy.iterrows() if r["label agreement with R* (%)"] < need_pct)
+    if clean is None:
+        limit = "Without R*'s own labels in the curve, it cannot say whether the labels or the pairs come first."
+    elif clean_gets_there and labels_note:
+        limit = (f"So the labels hold it back first: with labels that agree with R*, about {n_clean:,} pairs "
+                 f"({n_clean / n_train:.0f}× what the profile trains on) are enough; with the judges' labels, "
+                 f"more pairs buy {noisy['points per doubling of pairs'].max():.1f} points or less per doubling.")
+    elif clean_gets_there:
+        limit = f"So the number of pairs holds it back: about {n_clean:,} pairs are enough."
+    else:
+        limit = ("Even R*'s own labels fall short at the largest point, so the number of pairs (or the model's capacity) "
+                 "holds it back before the labels do" + ("; the judges' labels add a taste of their own." if labels_note else "."))
+    return (f"**What scale would close it.** Best-of-{n_max} needs about {need_pct:.1f} % held-out accuracy against R*. "
+            + ". ".join(where(s, r) for s, r in scale.iterrows()) + f". The profile's reward model trains on "
+            f"{n_train:,} pairs and is the SFT transformer ({arch})." + labels_note + " " + limit
+            + " The needed accuracy assumes errors no costlier than random ones"
+            + (" (our reward model's are costlier, above)" if worse else "") + ", and the lines are extrapolations of a "
+            "few points (an order of magnitude, not a measurement). Capacity (a larger reward model) is the other lever, "
+            "not measured here.")
+
+
+def measured_sentence(m: dict, rho: float) -> str:
+    """The reward model's held-out accuracies (``m``: :func:`farmlib.methods.reward_model.metrics`) and the Spearman
+    correlation ``rho`` of its scores with R* across instructions, in words."""
+    z = (m["val_accuracy_true"] - 0.5) / max(m["val_se_true"], 1e-9)
+    return (f"**Measured.** Held-out accuracy against R*'s labels is {m['val_accuracy_true']:.1%} ± "
+            f"{m['val_se_true']:.1%}, {z:.1f} standard errors {'above' if z > 0 else 'below'} chance; against "
+            f"the noisy training labels {m['val_accuracy']:.1%} ± {m['val_se']:.1%}. The reward model's score "
+            f"and R* have a Spearman correlation of {rho:.2f} on the SFT model's eval outputs, *across* instructions. "
+            "Bradley–Terry only identifies reward differences between outputs of the same instruction: each "
+            "instruction's offset is free, so a model can rank within prompts (what best-of-n and PPO use) while "
+            "its scores are not comparable across prompts.")
+
+
+def ceilings_figure(oracle_curve: pd.DataFrame, sft_win_rate: float, ppo_win_rate: float):
+    """Oracle best-of-n (columns n, sqrt_kl, win_rate, se) against √KL, with SFT 10k's and PPO-on-R*'s win-rates
+    under people as lines; returns the figure."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4))
+    ax.errorbar(oracle_curve["sqrt_kl"], oracle_curve["win_rate"], yerr=oracle_curve["se"], marker="o", capsize=3,
+                label="best-of-n picked by R*")
+    for _, r in oracle_curve.iterrows():
+        ax.annotate(f"n={r['n']:.0f}", (r["sqrt_kl"], r["win_rate"]), fontsize=7, xytext=(3, -10),
+                    textcoords="offset points")
+    ax.axhline(sft_win_rate, color="gray", ls=":", label="SFT 10k")
+    ax.axhline(ppo_win_rate, color="tab:red", ls="--", label="PPO on R*")
+    ax.set(xlabel="√KL from the SFT policy (nats^½, best-of-n's bound)", ylabel="win-rate vs reference, people (%)",
+           title="Ceilings: R* as the selector and as PPO's reward")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def needed_accuracy_figure(oracle: pd.DataFrame, n_max: int, ours: tuple[float, float, float, float],
+                           sft_people: float, bar: float, oracle_gain: float, acc_needed: float | None):
+    """Best-of-``n_max`` win-rate under people against the scorer's held-out accuracy: R* plus noise (``oracle``:
+    "accuracy vs R*", win_rate, se) and our reward model (``ours``: accuracy, its se, win-rate, its se), with SFT 10k,
+    the bar SFT 10k + ``oracle_gain`` and the accuracy needed to clear it; returns the figure."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4))
+    o = oracle.sort_values("accuracy vs R*")
+    ax.errorbar(100 * o["accuracy vs R*"], o["win_rate"], yerr=o["se"], marker="o", capsize=3,
+                label=f"best-of-{n_max} by R* + noise")
+    acc, acc_se, wr, wr_se = ours
+    ax.errorbar([100 * acc], [wr], xerr=[100 * acc_se], yerr=[wr_se], marker="s", color="tab:red", capsize=3,
+                label=f"best-of-{n_max} by our reward model")
+    ax.axhline(sft_people, color="gray", ls=":", label="SFT 10k")
+    ax.axhline(bar, color="gray", ls="--", label=f"SFT 10k + {oracle_gain:g} points")
+    if acc_needed is not None:
+        ax.axvline(100 * acc_needed, color="tab:green", lw=1, alpha=0.6)
+    ax.set(xlabel="held-out accuracy against R* (%)", ylabel="win-rate vs reference, people (%)",
+           title="What best-of-n needs from its reward model")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig

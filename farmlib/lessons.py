@@ -1,0 +1,156 @@
+"""What every method chapter (05-13) does besides its own idea, as one call each.
+
+A method chapter trains a policy, shows the code that teaches it, compares the policy's answers with
+SFT 10k's, reads the comparison aloud and writes its metrics file. The idea stays on the page; the
+plumbing lives here, tested once:
+
+- :func:`source`: a ``farmlib`` object's code as a highlighted block, read from the library itself so the
+  page cannot drift from the code (``tests/test_lessons.py`` checks every chapter shows its code this way);
+- :func:`evaluation`: the win-rate table beside SFT 10k and the paper's row, and a few answers side by side;
+- :func:`reading`: what the table says, in sentences computed from the run;
+- :func:`write_method_metrics`: the chapter's metrics file (win-rates, standard errors, length, time);
+- :func:`loss_curve`: the training loss of a fine-tuning method, per step and smoothed.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+
+from farmlib.paper import TABLE2
+
+#: What a method chapter cannot show on real data, and why (displayed through ``farm.real_data_note``).
+REAL_NOTE = ("People and the true reward R* do not exist on real data: win-rates are judged by the real pool "
+             "`p_sim_eval` against text-davinci-003's released outputs, and outputs are shown without R*.")
+
+
+def _markdown(text: str):
+    """``text`` as rendered Markdown in a notebook; the text itself outside one."""
+    try:
+        from IPython.display import Markdown
+    except ImportError:  # pragma: no cover - IPython ships with the book extras
+        return text
+    return Markdown(text)
+
+
+def qualified_name(obj) -> str:
+    """``module.name`` of a function or class (``farmlib.methods.ppo.policy_loss``)."""
+    return f"{obj.__module__}.{obj.__qualname__}"
+
+
+def source_text(*objects) -> str:
+    """The code of ``objects`` (functions or classes of ``farmlib``) as one fenced Python block, each
+    preceded by a comment naming it and its file, exactly as ``inspect.getsource`` reads it."""
+    if not objects:
+        raise ValueError("name at least one function or class to show")
+    parts = []
+    for obj in objects:
+        if not qualified_name(obj).startswith("farmlib."):
+            raise ValueError(f"{qualified_name(obj)} is not farmlib's: a chapter shows the library's own code")
+        obj = inspect.unwrap(obj)  # a decorated function (``@torch.no_grad()``): its own code and file
+        lines, start = inspect.getsourcelines(obj)
+        file = inspect.getsourcefile(obj) or ""
+        rel = file[file.rfind("farmlib/"):] if "farmlib/" in file else file
+        parts.append(f"# {qualified_name(obj)}  ({rel}, line {start})\n" + "".join(lines).rstrip())
+    return "```python\n" + "\n\n\n".join(parts) + "\n```"
+
+
+def source(*objects):
+    """Display the code of ``objects`` in a notebook (Markdown with a highlighted block): the page shows what
+    the library runs, read from it at build time. Outside a notebook, the Markdown text."""
+    return _markdown(source_text(*objects))
+
+
+def paper_row(paper: str | None) -> str:
+    """The paper's Table 2 numbers for a row (``"46.8 / 55.1"``; ``–`` where it reports none)."""
+    if not paper:
+        return "no such row"
+    return " / ".join("–" if v is None else f"{v}" for v in TABLE2[paper])
+
+
+def evaluation(farm, sft_outs: list[dict], outs: list[dict], run: str, paper: str | None, k: int = 4):
+    """(table, examples): win-rate against the reference under every evaluation annotator of this world,
+    SFT 10k's row and the method's, the paper's numbers beside them; and ``k`` instructions with both
+    models' answers (and R* in FarmWorld)."""
+    from farmlib.evaluation.leaderboard import compare, side_by_side
+
+    table = compare(farm, {"sft10k": sft_outs, run: outs})
+    table["paper (sim / human)"] = [paper_row("SFT 10k"), paper_row(paper)]
+    return table, side_by_side(farm, sft_outs, outs, ("sft10k", run), k=k)
+
+
+def _length(outs: list[dict]) -> float:
+    return sum(len(o["output"]) for o in outs) / max(len(outs), 1)
+
+
+def summary(farm, outs: list[dict]) -> dict:
+    """The numbers a chapter reads: ``{"win_rate": {annotator: %}, "standard_error": {annotator: %},
+    "avg_length": chars, "true_reward": mean R* or None}`` (R* only in FarmWorld)."""
+    wr = {a: farm.evaluate(outs, a)[0] for a in farm.evaluation_annotators()}
+    return {"win_rate": {a: w.win_rate for a, w in wr.items()},
+            "standard_error": {a: w.standard_error for a, w in wr.items()},
+            "avg_length": _length(outs),
+            "true_reward": sum(farm.true_rewards(outs)) / len(outs) if farm.is_farmworld else None}
+
+
+def reading_text(run: str, sft: dict, ours: dict) -> str:
+    """Sentences comparing two :func:`summary` dicts (SFT 10k's, the method's): per annotator the win-rate
+    change and whether it is beyond two standard errors of the difference, the length change and (where both
+    have one) the change in mean true reward R*."""
+    said = []
+    for a, w in ours["win_rate"].items():
+        if a not in sft["win_rate"]:
+            continue
+        d = w - sft["win_rate"][a]
+        se = math.hypot(ours["standard_error"][a], sft["standard_error"][a])
+        judge = {"human": "the simulated people", "p_sim_eval": "the simulated judges (`p_sim_eval`)"}.get(a, f"`{a}`")
+        clear = ("a clear gain" if d > 0 else "a clear loss") if abs(d) > 2 * se else "within noise"
+        said.append(f"under {judge} {run} wins {w:.1f} % against SFT 10k's {sft['win_rate'][a]:.1f} % "
+                    f"({d:+.1f} points, {clear}: two standard errors of the difference are {2 * se:.1f})")
+    body = "; ".join(said)
+    text = f"**Reading the table.** {body[:1].upper()}{body[1:]}." if said else "**Reading the table.**"
+    ratio = ours["avg_length"] / max(sft["avg_length"], 1e-9)
+    text += (f" Its answers average {ours['avg_length']:.0f} characters against SFT's {sft['avg_length']:.0f} "
+             f"({ratio:.2f}×)")
+    if ratio > 1.2:
+        text += ": longer, and judges that like length reward that on its own (chapter 15)"
+    elif ratio < 0.8:
+        text += ": shorter, often a sign of answers cut off or collapsed"
+    text += "."
+    if ours.get("true_reward") is not None and sft.get("true_reward") is not None:
+        d = ours["true_reward"] - sft["true_reward"]
+        text += (f" The true reward R*, which no method sees, moves from {sft['true_reward']:.3f} to "
+                 f"{ours['true_reward']:.3f} ({d:+.3f}) on average: "
+                 + ("by the measure the world is made of, the answers got better." if d > 0 else
+                    "whatever the judges say, the answers did not get better by the measure the world is made of."))
+    return text
+
+
+def reading(farm, sft_outs: list[dict], outs: list[dict], run: str):
+    """:func:`reading_text` of the two models' evaluations, as Markdown to display."""
+    return _markdown(reading_text(run, summary(farm, sft_outs), summary(farm, outs)))
+
+
+def write_method_metrics(farm, name: str, run: str, cfg, outs: list[dict], train_seconds: float,
+                         **extra) -> None:
+    """Write chapter ``name``'s metrics file: the run's name, its config, win-rate and standard error under
+    every evaluation annotator, average length, training seconds and ``extra``. Returns nothing, so a chapter's
+    last line writing them shows nothing on the page (:meth:`farmlib.pipeline.Farm.write_metrics`)."""
+    s = summary(farm, outs)
+    metrics = {"run": run, "config": vars(cfg), "win_rate": s["win_rate"], "standard_error": s["standard_error"],
+               "avg_length": s["avg_length"], "train_seconds": float(train_seconds), **extra}
+    farm.write_metrics(name, metrics)
+
+
+def loss_curve(hist, title: str, ylabel: str = "next-token loss (nats)", window: int = 10):
+    """Plot a per-step ``loss`` column of a training history (a DataFrame with ``step`` and ``loss``), raw
+    and as a moving average; returns the figure."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 3.5))
+    ax.plot(hist["step"], hist["loss"], lw=0.8, alpha=0.5, label="per step")
+    ax.plot(hist["step"], hist["loss"].rolling(window, min_periods=1).mean(), label=f"moving average ({window})")
+    ax.set(xlabel="optimizer step", ylabel=ylabel, title=title)
+    ax.legend()
+    fig.tight_layout()
+    return fig

@@ -1,0 +1,259 @@
+"""The method chapters as lessons: the plumbing they share (:mod:`farmlib.lessons`) on hand-made data, and a
+check that the code a chapter shows is the library's own, read from it at build time, never copied by hand."""
+
+import ast
+import importlib
+import inspect
+import json
+import re
+from types import SimpleNamespace
+
+import pandas as pd
+import pytest
+from conftest import ROOT
+
+from farmlib import lessons
+from farmlib.evaluation.win_rate import WinRate
+from farmlib.methods.dpo import dpo_loss
+from farmlib.methods.ppo import policy_loss
+
+METHOD_CHAPTERS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+METHOD_CHAPTERS = [p for p in METHOD_CHAPTERS if 5 <= int(p.name[:2]) <= 13]
+
+
+# -- farmlib.lessons on hand-made data -------------------------------------------------------------
+class FakeFarm:
+    """What the lesson helpers ask of a farm: win-rates by annotator, R*, a metrics file."""
+
+    is_farmworld = True
+
+    def __init__(self, win_rates: dict[str, dict[str, float]]):
+        self.win_rates, self.written = win_rates, {}
+
+    def evaluation_annotators(self, wanted=("p_sim_eval", "human")):
+        return tuple(wanted)
+
+    def evaluate(self, outs, annotator):
+        w = self.win_rates[outs[0]["generator"]][annotator]
+        return WinRate(w, 2.0, len(outs), 0, 0), None
+
+    def true_rewards(self, outs):
+        return [len(o["output"]) / 10 for o in outs]
+
+    def write_metrics(self, chapter, metrics):
+        self.written[chapter] = metrics
+
+
+def _outs(generator: str, text: str, n: int = 4) -> list[dict]:
+    return [{"instruction": f"q{i}", "input": "", "output": text, "generator": generator} for i in range(n)]
+
+
+def test_source_text_is_getsource_in_a_python_fence():
+    text = lessons.source_text(policy_loss)
+    assert text.startswith("```python\n# farmlib.methods.ppo.policy_loss  (farmlib/methods/ppo.py, line ")
+    assert text.endswith("\n```")
+    assert inspect.getsource(policy_loss).rstrip() in text
+    from farmlib.methods.ppo import experience  # decorated (torch.no_grad): its own file, not torch's
+
+    assert "(farmlib/methods/ppo.py, line " in lessons.source_text(experience)
+    two = lessons.source_text(policy_loss, dpo_loss)
+    assert inspect.getsource(dpo_loss).rstrip() in two and two.count("```") == 2
+
+
+def test_source_text_refuses_what_is_not_farmlibs():
+    with pytest.raises(ValueError):
+        lessons.source_text(json.dumps)
+    with pytest.raises(ValueError):
+        lessons.source_text()
+
+
+def test_paper_row():
+    assert lessons.paper_row("PPO") == "46.8 / 55.1"
+    assert lessons.paper_row("DPO") == "46.8 / –"
+    assert lessons.paper_row(None) == "no such row"
+
+
+def test_summary_and_metrics_from_hand_made_win_rates():
+    farm = FakeFarm({"m": {"p_sim_eval": 40.0, "human": 55.0}})
+    outs = _outs("m", "a" * 30)
+    s = lessons.summary(farm, outs)
+    assert s == {"win_rate": {"p_sim_eval": 40.0, "human": 55.0}, "standard_error": {"p_sim_eval": 2.0, "human": 2.0},
+                 "avg_length": 30.0, "true_reward": 3.0}
+    cfg = SimpleNamespace(beta=0.1)
+    assert lessons.write_method_metrics(farm, "dpo", "dpo", cfg, outs, 12, margin_first=0.0) is None
+    m = farm.written["dpo"]
+    assert m["run"] == "dpo" and m["config"] == {"beta": 0.1} and m["train_seconds"] == 12.0
+    assert m["win_rate"]["human"] == 55.0 and m["avg_length"] == 30.0 and m["margin_first"] == 0.0
+
+
+def test_reading_says_gain_loss_or_noise_and_length():
+    sft = {"win_rate": {"p_sim_eval": 40.0, "human": 50.0}, "standard_error": {"p_sim_eval": 2.0, "human": 2.0},
+           "avg_length": 100.0, "true_reward": 1.0}
+    ours = {"win_rate": {"p_sim_eval": 41.0, "human": 60.0}, "standard_error": {"p_sim_eval": 2.0, "human": 2.0},
+            "avg_length": 150.0, "true_reward": 0.5}
+    text = lessons.reading_text("ppo", sft, ours)
+    assert "**Reading the table.** Under the simulated judges (`p_sim_eval`) ppo wins 41.0 %" in text
+    assert "+1.0 points, within noise" in text  # 2 se of the difference = 5.7 points
+    assert "+10.0 points, a clear gain" in text
+    assert "(1.50×): longer" in text
+    assert "from 1.000 to 0.500 (-0.500)" in text and "did not get better" in text
+    worse = lessons.reading_text("x", sft, dict(ours, win_rate={"human": 40.0}, avg_length=50.0, true_reward=None))
+    assert "-10.0 points, a clear loss" in worse and "shorter" in worse and "R*" not in worse
+
+
+def test_evaluation_table_has_both_rows_and_the_paper(monkeypatch):
+    farm = FakeFarm({"sft10k": {"p_sim_eval": 30.0, "human": 40.0}, "ppo": {"p_sim_eval": 35.0, "human": 45.0}})
+    farm.is_farmworld = False  # no R* breakdown needed for the table's defect columns
+    table, examples = lessons.evaluation(farm, _outs("sft10k", "short"), _outs("ppo", "longer one"), "ppo", "PPO", k=2)
+    assert list(table.index) == ["sft10k", "ppo"]
+    assert table.loc["ppo", "win-rate (human)"] == "45.0 ± 2.0"
+    assert table.loc["ppo", "paper (sim / human)"] == "46.8 / 55.1"
+    assert isinstance(examples, pd.DataFrame) and len(examples) == 2 and set(examples.columns) >= {"sft10k", "ppo"}
+
+
+def test_loss_curve_draws_raw_and_smoothed():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    fig = lessons.loss_curve(pd.DataFrame({"step": range(5), "loss": [5, 4, 3, 2, 1.0]}), "t")
+    assert len(fig.axes[0].lines) == 2
+
+
+# -- the shown code is the library's ---------------------------------------------------------------
+def _cells(nb):
+    return json.loads(nb.read_text())["cells"]
+
+
+def _shown_objects(nb) -> list[str]:
+    """The dotted names of the objects a chapter shows with ``lessons.source(...)``."""
+    names = []
+    for c in _cells(nb):
+        if c["cell_type"] != "code":
+            continue
+        tree = ast.parse("".join(c["source"]))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "source" \
+                    and isinstance(node.func.value, ast.Name) and node.func.value.id == "lessons":
+                names += [ast.unparse(a) for a in node.args]
+    return names
+
+
+def _imports(nb) -> dict[str, str]:
+    """``{name: module}`` of the chapter's ``from farmlib... import name`` lines."""
+    out = {}
+    for c in _cells(nb):
+        if c["cell_type"] == "code":
+            for node in ast.walk(ast.parse("".join(c["source"]))):
+                if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("farmlib"):
+                    out.update({a.asname or a.name: node.module for a in node.names})
+    return out
+
+
+def _resolve(dotted: str, nb):
+    """``ppo.policy_loss`` as the chapter names it (``ppo`` imported from ``farmlib.methods``), resolved."""
+    head, _, rest = dotted.partition(".")
+    base = _imports(nb).get(head)
+    assert base, f"{nb.stem} shows {dotted}, but does not import {head} from farmlib"
+    obj = importlib.import_module(base)
+    for part in dotted.split("."):
+        try:
+            obj = getattr(obj, part) if hasattr(obj, part) else importlib.import_module(f"{obj.__name__}.{part}")
+        except (ImportError, AttributeError):
+            raise AssertionError(f"{nb.stem} shows {dotted}, which farmlib does not have") from None
+    return obj
+
+
+@pytest.mark.parametrize("nb", METHOD_CHAPTERS, ids=lambda p: p.stem)
+def test_chapter_shows_its_code_from_the_library(nb):
+    shown = _shown_objects(nb)
+    assert shown, f"{nb.stem} shows none of its code with lessons.source(...)"
+    for dotted in shown:
+        obj = _resolve(dotted, nb)
+        assert lessons.qualified_name(obj).startswith("farmlib."), dotted
+
+
+@pytest.mark.parametrize("nb", METHOD_CHAPTERS, ids=lambda p: p.stem)
+def test_no_hand_copied_library_code_in_the_prose(nb):
+    """A fenced Python block in a markdown cell that defines a function of farmlib is a copy that can drift."""
+    defined = set()
+    for path in (ROOT / "farmlib").rglob("*.py"):
+        defined |= set(re.findall(r"^\s*(?:def|class) (\w+)", path.read_text(), re.M))
+    for c in _cells(nb):
+        if c["cell_type"] != "markdown":
+            continue
+        for block in re.findall(r"```(?:python|py|\{code-cell\}[^\n]*)?\n(.*?)```", "".join(c["source"]), re.S):
+            copied = set(re.findall(r"^\s*(?:def|class) (\w+)", block, re.M)) & defined
+            assert not copied, f"{nb.stem} copies {sorted(copied)} by hand: show it with lessons.source(...)"
+
+
+@pytest.mark.parametrize("nb", METHOD_CHAPTERS, ids=lambda p: p.stem)
+def test_exercises_use_parameters_the_chapter_has(nb):
+    """Every ``farm run <chapter> ... -p NAME VALUE`` of the exercises names this chapter and one of its parameters,
+    and an ``overrides`` value names fields of the method's config (or the reward model's, for chapter 5)."""
+    from farmlib.book import notebook_parameters
+    from farmlib.methods import CONFIGS
+
+    params = notebook_parameters(nb)
+    text = "".join("".join(c["source"]) for c in _cells(nb) if c["cell_type"] == "markdown")
+    runs = re.findall(r"farm run (\S+) --profile (\w+)((?: -p \S+ '[^']*'| -p \S+ \S+)*)", text)
+    assert len(runs) >= 3, f"{nb.stem} has {len(runs)} exercises with a `farm run` line (3 to 5 wanted)"
+    name = nb.stem.split("_", 1)[1]
+    fields = {f for cls in CONFIGS.values() for f in cls.__dataclass_fields__} if name not in CONFIGS else \
+        set(CONFIGS[name].__dataclass_fields__)
+    for chapter, profile, ps in runs:
+        assert chapter == nb.stem, f"{nb.stem}: an exercise runs {chapter}"
+        assert profile in ("micro", "tiny"), profile
+        for pname, value in re.findall(r"-p (\S+) (?:'([^']*)'|\S+)", ps):
+            assert pname in params, f"{nb.stem}: exercise parameter {pname!r} is not in its parameters cell"
+            if pname == "overrides":
+                unknown = set(json.loads(value)) - fields
+                assert not unknown, f"{nb.stem}: overrides {sorted(unknown)} are not fields of the {name} config"
+
+
+# -- chapter 5's readings (farmlib.evaluation.reward_model_report) on hand-made numbers -----------------
+def test_gap_sentence_compares_our_pick_with_random_errors():
+    from farmlib.evaluation.reward_model_report import gap_sentence
+
+    oracle = pd.DataFrame({"sigma": [0.0, 1.0, 5.0], "win_rate": [60.0, 50.0, 40.0],
+                           "accuracy vs R*": [1.0, 0.75, 0.55]})
+    text, worse = gap_sentence(oracle, sft_people=45.0, bar=51.0, oracle_gain=6.0, acc_needed=0.8, n_max=8,
+                               acc_ours=0.75, ours_win_rate=42.0, ours_se=2.0)
+    assert worse  # 42 < 50 - 2 * 2: a random-error scorer of 75 % accuracy wins 50 %
+    assert "best-of-8 wins 60.0 % under people, +15.0 points over SFT 10k's 45.0 %" in text
+    assert "about **80 %** held-out accuracy" in text and "systematic" in text
+    text, worse = gap_sentence(oracle, 45.0, 51.0, 6.0, None, 8, 0.75, 49.0, 2.0)
+    assert not worse and "No scorer of the grid" in text and "close to the 50.0 %" in text
+
+
+def test_scale_table_and_sentence():
+    from farmlib.evaluation.reward_model_report import scale_sentence, scale_table
+
+    curve = pd.DataFrame({"labels": ["true_reward"] * 3 + ["p_sim_ann"] * 3, "pairs": [100, 200, 400] * 2,
+                          "acc_true": [0.6, 0.7, 0.8, 0.55, 0.57, 0.59], "se_true": [0.02] * 6,
+                          "label agreement with R*": [1.0] * 3 + [0.6] * 3})
+    scale = scale_table(curve, 0.7)
+    assert scale.loc["true_reward", "pairs for the needed accuracy"] == "measured: 200 pairs"
+    assert scale.loc["true_reward", "pairs_needed"] == 200 and scale.loc["true_reward", "measured"]
+    assert scale.loc["p_sim_ann", "pairs for the needed accuracy"].startswith("extrapolated: ")
+    assert scale.loc["p_sim_ann", "accuracy there (%)"] == pytest.approx(59.0)
+    text = scale_sentence(scale, 0.7, 8, 100, "1 layers, width 32", worse=False)
+    assert text.startswith("**What scale would close it.** Best-of-8 needs about 70.0 % held-out accuracy")
+    assert "So the labels hold it back first: with labels that agree with R*, about 200 pairs (2× what" in text
+    assert "`p_sim_ann`'s labels agree with R* on only 60 %" in text
+
+
+def test_measured_sentence_and_chapter_5_figures():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from farmlib.evaluation import reward_model_report as report
+
+    m = {"val_accuracy_true": 0.6, "val_se_true": 0.05, "val_accuracy": 0.55, "val_se": 0.04}
+    text = report.measured_sentence(m, 0.31)
+    assert "60.0% ± 5.0%, 2.0 standard errors above chance" in text and "correlation of 0.31" in text
+    curve = pd.DataFrame({"n": [1, 4], "sqrt_kl": [0.0, 0.9], "win_rate": [40.0, 45.0], "se": [2.0, 2.0]})
+    fig = report.ceilings_figure(curve, 41.0, 50.0)
+    assert len(fig.axes[0].lines) >= 2 and len(fig.axes[0].texts) == 2  # the two lines, one label per n
+    oracle = pd.DataFrame({"accuracy vs R*": [0.9, 0.6], "win_rate": [50.0, 42.0], "se": [2.0, 2.0]})
+    fig = report.needed_accuracy_figure(oracle, 8, (0.62, 0.03, 41.0, 2.0), 40.0, 46.0, 6.0, 0.8)
+    assert fig.axes[0].get_title() == "What best-of-n needs from its reward model"
