@@ -29,12 +29,14 @@ def _by_family(records: list[dict]) -> dict[str, list[int]]:
     return out
 
 
-def oracle_gains(farm, n: int = 16, n_prompts: int = 200, annotator: str = "human", seed: int = 0) -> dict[str, dict]:
-    """Per family: best-of-1 and oracle best-of-``n`` (R*'s pick) win-rates under ``annotator`` against the
-    reference, on one draw of ``n`` SFT samples for each of the first ``n_prompts`` evaluation instructions."""
+def oracle_gains(farm, n: int = 16, n_prompts: int = 200, annotator: str = "human", seed: int = 0,
+                 draw_n: int | None = None) -> dict[str, dict]:
+    """Per family: best-of-1 and oracle best-of-``n`` (R*'s pick among the first ``n``) win-rates under ``annotator``
+    against the reference, on one draw of ``draw_n`` (default ``n``) SFT samples for each of the first ``n_prompts``
+    evaluation instructions; pass the ceilings' ``n_max`` as ``draw_n`` to share their draw."""
     from farmlib.methods.best_of_n import BestOfNCurveConfig, draw, prefix_choices
 
-    _, cands = draw(farm, BestOfNCurveConfig(n_max=n, n_prompts=n_prompts, seed=seed))
+    _, cands = draw(farm, BestOfNCurveConfig(n_max=max(n, draw_n or n), n_prompts=n_prompts, seed=seed))
     true = [farm.true_rewards(row) for row in cands]
     picks = prefix_choices(true, [1, n])
     reference = farm.reference_outputs()[:len(cands)]
@@ -48,9 +50,11 @@ def oracle_gains(farm, n: int = 16, n_prompts: int = 200, annotator: str = "huma
     return out
 
 
-def per_family(farm, rm_path: str, n: int = 16, n_prompts: int = 200, judges: str | None = "p_sim_eval") -> pd.DataFrame:
+def per_family(farm, rm_path: str, n: int = 16, n_prompts: int = 200, judges: str | None = "p_sim_eval",
+               draw_n: int | None = None) -> pd.DataFrame:
     """One row per family (see the module's docstring), in the order of :data:`farmlib.world.FAMILIES`;
-    ``judges``: the annotator whose agreement with the people is measured (None: not measured)."""
+    ``judges``: the annotator whose agreement with the people is measured (None: not measured); ``draw_n``: see
+    :func:`oracle_gains`."""
     from farmlib.annotators.validation import sft_pairs
     from farmlib.methods.reward_model import load_reward_model, rewards
     from farmlib.world import FAMILIES
@@ -60,7 +64,7 @@ def per_family(farm, rm_path: str, n: int = 16, n_prompts: int = 200, judges: st
     sft = farm.samples(farm.sft_model(), "eval", generator="sft10k")
     quality = {fam: [farm.world.reward_breakdown(sft[i]["instruction"], sft[i]["input"], sft[i]["output"])["quality"]
                      for i in idx] for fam, idx in _by_family(sft).items()}
-    gains = oracle_gains(farm, n, n_prompts)
+    gains = oracle_gains(farm, n, n_prompts, draw_n=draw_n)
     pairs = sft_pairs(farm, split="val")
     w = farm.world
     true = [(w.true_reward(r["instruction"], r["input"], r["output_1"]),
