@@ -61,6 +61,8 @@ def test_agreement_sentence():
 def test_style_sentence_inside_and_outside():
     s = J.style_sentence(_table(), n_list=12, draws=4)
     assert "0.50 (**outside** the real crowd's" in s and "0.65 (inside" in s and "12 pairs" in s
+    s = J.style_sentence(_table(), n_list=0, draws=4)
+    assert "P(list) is not measured here" in s and "nan" not in s
 
 
 def test_picks_better_done_and_quality_read():

@@ -95,11 +95,13 @@ def agreement_sentence(matrix: pd.DataFrame) -> str:
 def style_sentence(table: pd.DataFrame, n_list: int, draws: int) -> str:
     """Under the length-and-lists bars: people's and the pool's P(longer) and P(list), against the real crowd's."""
     h, e = table.loc["human"], table.loc["p_sim_eval"]
-    return (f"People choose the longer output with probability {h['p_longer']:.2f} ({_ok(h['p_longer'], 'p_longer')} "
-            "the real crowd's {:.2f}–{:.2f}) and the list with {:.2f} ({} its {:.2f}–{:.2f}); `p_sim_eval`, {:.2f} and "
-            "{:.2f}. P(list) rests on the {} pairs where exactly one output is a list (x {} draws).").format(
-        *CROWD_RANGES["p_longer"], h["p_list"], _ok(h["p_list"], "p_list"), *CROWD_RANGES["p_list"],
-        e["p_longer"], e["p_list"], n_list, draws)
+    longer = (f"People choose the longer output with probability {h['p_longer']:.2f} ({_ok(h['p_longer'], 'p_longer')} "
+              "the real crowd's {:.2f}–{:.2f}); `p_sim_eval`, {:.2f}. ").format(*CROWD_RANGES["p_longer"], e["p_longer"])
+    if not n_list:  # P(list) is undefined: no pair sets a list against prose
+        return longer + "No pair has exactly one output formatted as a list, so P(list) is not measured here."
+    return longer + ("People choose the list with probability {:.2f} ({} the real crowd's {:.2f}–{:.2f}); `p_sim_eval`, "
+                     "{:.2f}. P(list) rests on the {} pairs where exactly one output is a list (x {} draws).").format(
+        h["p_list"], _ok(h["p_list"], "p_list"), *CROWD_RANGES["p_list"], e["p_list"], n_list, draws)
 
 
 # --- what the judges read ----------------------------------------------------------------------------------------
