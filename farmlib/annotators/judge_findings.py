@@ -340,3 +340,20 @@ def priced_validation_table(annotators: dict, pairs: list[dict], humans: list[li
                             member_cost={n: estimate_cost_per_1000(c, pairs) for n, c in configs.items()},
                             single_cost=estimate_cost_per_1000(configs["gpt4_b5_json"], pairs),
                             human_cost=PAPER["human"]["cost_per_1000"])
+
+
+#: what chapter 4 can and cannot show on real data
+REAL_NOTE = ("No human labels exist for these pairs: agreement with people, variance, the crowd, the degenerate battery and "
+             "the injection against people need them. Shown: what the real pool prefers on held-out pairs of SFT outputs "
+             "— P(longer), P(list), and how consistently it answers when the two outputs are swapped (position effect).")
+
+
+def real_style_table(farm):
+    """On real data: the held-out SFT pairs and each real judge's (and pool's) style preferences on them."""
+    from farmlib.annotators.validation import sft_pairs
+    from farmlib.real_judges import style_table
+
+    pairs = sft_pairs(farm, split="val", temperature=1.0)
+    annotators = {j.name: j for j in farm.annotator("p_sim_eval").judges}
+    annotators |= {n: farm.annotator(n) for n in ("p_sim_eval", "p_sim_ann", "p_sim_single")}
+    return pairs, style_table(annotators, pairs)
