@@ -145,3 +145,21 @@ def test_sampling_sentence_branches():
     sft_row = pd.Series({"quality longer − shorter": 0.01, "defect cost longer − shorter": 0.2})
     assert "much worse than what it knows" in T.sampling_sentence(0.6, 0.3, 0.7, t_row, sft_row)
     assert "Sampling costs the model little" in T.sampling_sentence(0.35, 0.3, 0.7, t_row, sft_row)
+
+
+def test_sentences_without_list_pairs_say_so_instead_of_nan():
+    cal = pd.Series({"P(longer)": 0.63, "P(list)": 0.65})
+    sft = pd.Series({"P(longer)": 0.45, "P(list)": math.nan})
+    gap = {"quality_longer": 0.3, "quality_shorter": 0.3, "quality_list": math.nan, "quality_prose": math.nan}
+    s = T.pair_sets_sentence(cal, sft, gap)
+    assert "nan" not in s and "No pair of its outputs sets a list against prose." in s
+    by_seed = _by_seed({(0, 0): 0.4, (0, 1): 0.45}, p_list=math.nan)
+    s = T.seed_sentence(by_seed, {k: CI for k in by_seed.index}, base0=0, sft0=0)
+    assert "nan" not in s and "no model's pairs set a list against prose" in s
+
+
+def test_what_moves_shown_keeps_what_the_sentence_reads():
+    t = _moves([0.45, 0.47, 0.50, 0.46, 0.48], [0.30, 0.30, 0.30, 0.40, 0.36])
+    t["pairs"], t["quality longer − shorter"], t["P(longer) 95 %"] = 20, 0.0, "0.40–0.60"
+    shown = T.what_moves_shown(t).data
+    assert list(shown.columns)[-1] == "P(longer) on calib. pairs" and "agreement" not in shown

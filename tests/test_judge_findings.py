@@ -143,3 +143,8 @@ def test_summary_branches():
     assert "variance 0.45 is above the people's" in s
     s = _summary(_table(e_var=0.40, a_var=0.20, e_agree=0.66))
     assert "unlike the paper's pool" in s and "close to the calibration pairs" in s and "is below the people's" in s
+
+
+def test_validation_shown_drops_kind_and_renames():
+    shown = J.validation_shown(_table()).data
+    assert "kind" not in shown and {"P(longer)", "USD / 1000"} <= set(shown.columns)

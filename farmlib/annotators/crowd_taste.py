@@ -79,15 +79,19 @@ def pair_sets_sentence(cal: pd.Series, sft: pd.Series, gap: dict) -> str:
               f"{sft['P(longer)']:.2f} of the time; the paper's 0.62 was measured on outputs of 7B models, whose longer "
               "answers usually tell more." if gap["quality_longer"] <= gap["quality_shorter"] + 0.05 else
               f"Its longer outputs are better done, and people prefer them {sft['P(longer)']:.2f} of the time.")
-    lists = (f"Its lists are better done, and people prefer them {sft['P(list)']:.2f} of the time."
+    lists = ("No pair of its outputs sets a list against prose." if pd.isna(sft["P(list)"]) else
+             f"Its lists are better done, and people prefer them {sft['P(list)']:.2f} of the time."
              if gap["quality_list"] > gap["quality_prose"] + 0.05 else
              f"Its lists are hardly better done; people prefer them {sft['P(list)']:.2f} of the time, for the tidiness R* "
              "values in a list.")
     return (f"On the calibration pairs the crowd prefers the longer answer with probability {cal['P(longer)']:.2f} and the "
-            f"list with {cal['P(list)']:.2f}; on our SFT pairs, {sft['P(longer)']:.2f} and {sft['P(list)']:.2f}. "
+            f"list with {cal['P(list)']:.2f}; on our SFT pairs, {sft['P(longer)']:.2f}"
+            + ("" if pd.isna(sft["P(list)"]) else f" and {sft['P(list)']:.2f}") + ". "
             f"The SFT model's longer outputs have mean quality {gap['quality_longer']:.2f} against "
-            f"{gap['quality_shorter']:.2f} for the shorter ones, and its lists {gap['quality_list']:.2f} against "
-            f"{gap['quality_prose']:.2f} for prose. {length} {lists}")
+            f"{gap['quality_shorter']:.2f} for the shorter ones"
+            + ("" if pd.isna(gap["quality_list"]) else
+               f", and its lists {gap['quality_list']:.2f} against {gap['quality_prose']:.2f} for prose")
+            + f". {length} {lists}")
 
 
 # --- across training seeds ---------------------------------------------------------------------------------------
@@ -140,10 +144,13 @@ def seed_sentence(by_seed: pd.DataFrame, seed_ci: dict, base0: int, sft0: int) -
     sd = lambda p: f"{p.std(ddof=1):.3f}" if len(p) > 1 else "–"  # noqa: E731 - one model has no spread
     return (
         f"Across these {len(by_seed)} SFT models the people prefer the longer output {pl.min():.2f} to {pl.max():.2f} of "
-        f"the time (mean {pl.mean():.3f}, sd {sd(pl)}) and the list {pli.min():.2f} to {pli.max():.2f} "
-        f"(sd {sd(pli)}); {n_in} of the {len(by_seed)} put P(longer) inside the real crowd's range "
-        f"({lo_l:.2f}–{hi_l:.2f}), and {n_in_list} put P(list) inside its range "
-        "({:.2f}–{:.2f}). ".format(*CROWD_RANGES["p_list"])
+        f"the time (mean {pl.mean():.3f}, sd {sd(pl)})"
+        + (" (no model's pairs set a list against prose)" if pli.isna().all() else
+           f" and the list {pli.min():.2f} to {pli.max():.2f} (sd {sd(pli)})")
+        + f"; {n_in} of the {len(by_seed)} put P(longer) inside the real crowd's range ({lo_l:.2f}–{hi_l:.2f})"
+        + ("" if pli.isna().all() else
+           ", and {} put P(list) inside its range ({:.2f}–{:.2f})".format(n_in_list, *CROWD_RANGES["p_list"]))
+        + ". "
         + ("Every model falls below the range: the gap is not one model's unlucky draw. " if pl.max() < lo_l else
            "Every model falls above the range. " if pl.min() > hi_l else
            "Every model falls inside the range. " if n_in == len(by_seed) else
@@ -272,6 +279,13 @@ def what_moves_table(farm, crowd, pairs, humans, ci, calib_pairs, draws: int, de
     moves.append(row(sft_pairs(farm, "val", 1.0, model=farm.sft_model(train=longer_sft)), crowd,
                      f"SFT 10k, {longer_sft.epochs:g} epochs, not {farm.profile.sft.epochs:g}"))
     return pd.DataFrame(moves).set_index("what changes")
+
+
+def what_moves_shown(what_moves: pd.DataFrame):
+    """The what-moves table as shown: the columns its sentence reads, under headers that wrap (fits the page)."""
+    cols = {"pairs": "pairs", "mean quality": "mean quality", "quality longer − shorter": "quality longer − shorter",
+            "P(longer)": "P(longer)", "P(longer) 95 %": "P(longer) 95 %", "P(longer), calibration": "P(longer) on calib. pairs"}
+    return what_moves[list(cols)].rename(columns=cols).style.format(precision=2, na_rep="–")
 
 
 def what_moves_sentence(what_moves: pd.DataFrame, writers_enter_quality: float | None) -> str:

@@ -64,6 +64,7 @@ def style_bars(table: pd.DataFrame):
     ax.axhline(0.5, color="gray", ls=":", lw=1)
     ax.set(xlabel="annotator", ylabel="probability of preferring (0-1)", ylim=(0, 1),
            title="Fig 9 analog: preference for longer outputs and lists")
+    ax.legend(title="statistic", fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))  # beside the bars, not on them
     ax.tick_params(axis="x", rotation=70)
     fig.tight_layout()
     return fig

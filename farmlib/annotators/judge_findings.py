@@ -30,8 +30,8 @@ def made_table(info: dict, demos: dict[str, int]) -> pd.DataFrame:
     """One row per judge family from ``Farm.judge_train_info()``; ``demos``: the demonstrations its LM was tuned on."""
     return pd.DataFrame({f: {"LM tuned on": demos[f], "pairs": v["pairs"], "labellers": v["family"]["labellers"],
                              "degenerate share": v["family"]["degenerate"], "head reads": v["family"]["reads"],
-                             "features": v["features"], "train accuracy": v["train_accuracy"],
-                             "LM seconds": v.get("lm_seconds", 0.0), "seconds": v["seconds"]}
+                             "features": v["features"], "train accuracy": round(v["train_accuracy"], 2),
+                             "LM seconds": round(v.get("lm_seconds", 0.0), 1), "seconds": round(v["seconds"], 1)}
                          for f, v in info.items()}).T
 
 
@@ -327,6 +327,15 @@ def chapter_metrics(*, pairs, draws, n_list, table, inj, intervals, by_seed, see
 #: how the validation table is shown (shares as percents, the rest to two decimals)
 TABLE_FORMAT = {"agreement": "{:.1%}", "bias": "{:.2f}", "variance": "{:.2f}", "p_longer": "{:.2f}", "p_list": "{:.2f}",
                 "missing": "{:.1%}", "cost_per_1000": "{:.2f}", "our_seconds_per_1000": "{:.2f}"}
+
+
+def validation_shown(table: pd.DataFrame):
+    """The validation table as shown: without ``kind`` (the figures colour it) and with headers that wrap, so it
+    fits the page."""
+    names = {"p_longer": "P(longer)", "p_list": "P(list)", "cost_per_1000": "USD / 1000",
+             "our_seconds_per_1000": "our s / 1000"}
+    fmt = {names.get(k, k): v for k, v in TABLE_FORMAT.items()}
+    return table.drop(columns="kind").rename(columns=names).style.format(fmt, na_rep="–")
 
 
 def priced_validation_table(annotators: dict, pairs: list[dict], humans: list[list[int]], draws: int):
