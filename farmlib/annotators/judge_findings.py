@@ -27,12 +27,13 @@ def _ok(x: float, key: str) -> str:
 # --- how the judges were made ----------------------------------------------------------------------------------
 
 def made_table(info: dict, demos: dict[str, int]) -> pd.DataFrame:
-    """One row per judge family from ``Farm.judge_train_info()``; ``demos``: the demonstrations its LM was tuned on."""
+    """One column per judge family from ``Farm.judge_train_info()`` (three columns fit the page; its nine attributes
+    would not); ``demos``: the demonstrations its LM was tuned on."""
     return pd.DataFrame({f: {"LM tuned on": demos[f], "pairs": v["pairs"], "labellers": v["family"]["labellers"],
                              "degenerate share": v["family"]["degenerate"], "head reads": v["family"]["reads"],
                              "features": v["features"], "train accuracy": round(v["train_accuracy"], 2),
                              "LM seconds": round(v.get("lm_seconds", 0.0), 1), "seconds": round(v["seconds"], 1)}
-                         for f, v in info.items()}).T
+                         for f, v in info.items()})
 
 
 def calibration_table(calib: dict) -> pd.DataFrame:
@@ -335,7 +336,9 @@ def validation_shown(table: pd.DataFrame):
     names = {"p_longer": "P(longer)", "p_list": "P(list)", "cost_per_1000": "USD / 1000",
              "our_seconds_per_1000": "our s / 1000"}
     fmt = {names.get(k, k): v for k, v in TABLE_FORMAT.items()}
-    return table.drop(columns="kind").rename(columns=names).style.format(fmt, na_rep="–")
+    from farmlib.tables import compact
+
+    return compact(table.drop(columns="kind").rename(columns=names).style.format(fmt, na_rep="–"))
 
 
 def priced_validation_table(annotators: dict, pairs: list[dict], humans: list[list[int]], draws: int):

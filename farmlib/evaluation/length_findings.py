@@ -50,14 +50,17 @@ def board_table(farm, names: list[str], annotators, unit: str = "chars"):
     return board, anns
 
 
-def board_shown(board: pd.DataFrame, annotators, unit: str = "chars") -> pd.DataFrame:
-    """The board as shown: means ± standard errors in one column each, so it fits the page."""
+def board_shown(board: pd.DataFrame, annotators, unit: str = "chars"):
+    """The board as shown: means ± standard errors in one column each, compact cells, so it fits the page."""
+    from farmlib.tables import compact
+
     pm = lambda m, s: f"{m:.1f} ± {s:.1f}"  # noqa: E731
-    return pd.DataFrame({
+    shown = pd.DataFrame({
         f"length ({unit})": board["length"].round(0).astype(int),
         **{f"{kind} {a}": [pm(m, s) for m, s in zip(board[f"{kind} {a}"], board[f"{kind} se {a}"])]
            for a in annotators for kind in ("raw", "LC")},
         "paper length": board["paper length"], "paper sim": board["paper sim"]})
+    return compact(shown.style.format({"paper length": "{:.0f}", "paper sim": "{:.1f}"}, na_rep="–"))
 
 
 def spearman(board: pd.DataFrame, annotators, leave_out=("reference", "expert")) -> dict:
