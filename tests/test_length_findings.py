@@ -42,6 +42,8 @@ def test_moved_by_length_and_sentence():
     b.loc["ppo", "LC human"] = b.loc["sft10k", "LC human"] = 50.0
     b.loc["ppo", "raw human"] = b.loc["sft10k", "raw human"] = 50.5
     assert "under people: none." in L.board_sentence(b, A, L.spearman(b, A), 3)
+    b["LC human"] = b["raw human"] - 1.0  # every method gains from length
+    assert "no method loses from controlling for length" in L.board_sentence(b, A, L.spearman(b, A), 3)
 
 
 @pytest.mark.filterwarnings("ignore:An input array is constant")

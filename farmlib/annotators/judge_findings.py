@@ -331,14 +331,12 @@ TABLE_FORMAT = {"agreement": "{:.1%}", "bias": "{:.2f}", "variance": "{:.2f}", "
 
 
 def validation_shown(table: pd.DataFrame):
-    """The validation table as shown: without ``kind`` (the figures colour it) and with headers that wrap, so it
-    fits the page."""
+    """The validation table as shown: without ``kind`` (the figures colour it) and ``missing`` (unparsed replies, a
+    share of a percent), with headers that wrap, so that it fits the page; the metrics keep every column."""
     names = {"p_longer": "P(longer)", "p_list": "P(list)", "cost_per_1000": "USD / 1000",
              "our_seconds_per_1000": "our s / 1000"}
-    fmt = {names.get(k, k): v for k, v in TABLE_FORMAT.items()}
-    from farmlib.tables import compact
-
-    return compact(table.drop(columns="kind").rename(columns=names).style.format(fmt, na_rep="–"))
+    fmt = {names.get(k, k): v for k, v in TABLE_FORMAT.items() if k != "missing"}
+    return table.drop(columns=["kind", "missing"], errors="ignore").rename(columns=names).style.format(fmt, na_rep="–")
 
 
 def priced_validation_table(annotators: dict, pairs: list[dict], humans: list[list[int]], draws: int):

@@ -51,16 +51,16 @@ def board_table(farm, names: list[str], annotators, unit: str = "chars"):
 
 
 def board_shown(board: pd.DataFrame, annotators, unit: str = "chars"):
-    """The board as shown: means ± standard errors in one column each, compact cells, so it fits the page."""
-    from farmlib.tables import compact
-
+    """The board as shown: means ± standard errors, one column per annotator and kind under the annotator's name,
+    so the headers are short and the table fits the page."""
     pm = lambda m, s: f"{m:.1f} ± {s:.1f}"  # noqa: E731
-    shown = pd.DataFrame({
-        f"length ({unit})": board["length"].round(0).astype(int),
-        **{f"{kind} {a}": [pm(m, s) for m, s in zip(board[f"{kind} {a}"], board[f"{kind} se {a}"])]
-           for a in annotators for kind in ("raw", "LC")},
-        "paper length": board["paper length"], "paper sim": board["paper sim"]})
-    return compact(shown.style.format({"paper length": "{:.0f}", "paper sim": "{:.1f}"}, na_rep="–"))
+    cols = {("", f"length ({unit})"): board["length"].round(0).astype(int),
+            **{(a, kind): [pm(m, s) for m, s in zip(board[f"{kind} {a}"], board[f"{kind} se {a}"])]
+               for a in annotators for kind in ("raw", "LC")},
+            ("paper", "length"): board["paper length"], ("paper", "sim"): board["paper sim"]}
+    shown = pd.DataFrame(cols, index=board.index)
+    shown.columns = pd.MultiIndex.from_tuples(cols)
+    return shown.style.format({("paper", "length"): "{:.0f}", ("paper", "sim"): "{:.1f}"}, na_rep="–")
 
 
 def spearman(board: pd.DataFrame, annotators, leave_out=("reference", "expert")) -> dict:
@@ -88,7 +88,9 @@ def board_sentence(board: pd.DataFrame, annotators, rho: dict, n_methods: int, p
                        f"{fmt(rho[a][0])}, with the length-controlled one {fmt(rho[a][1])} (mean slope "
                        f"{board[f'slope {a}'].mean():.2f} logits per unit of length)." for a in annotators)
             + f" The largest gain from length under people is **{gap.idxmax()}** ({gap.max():+.1f} points raw minus "
-            f"length-controlled), the largest loss **{gap.idxmin()}** ({gap.min():+.1f}). Methods whose two win-rates "
+            "length-controlled), " + (f"the largest loss **{gap.idxmin()}** ({gap.min():+.1f})" if gap.min() < 0 else
+                                      "and no method loses from controlling for length")
+            + ". Methods whose two win-rates "
             f"differ by more than two standard errors under people: {', '.join(moved) if moved else 'none'}.")
 
 
