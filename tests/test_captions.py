@@ -22,7 +22,8 @@ def test_family_share_caption():
 
 
 def test_loss_caption_branches():
-    s = captions.loss_caption([6.0, 3.0, 2.5], 12000, [4.0, 2.0], 6)
+    s = captions.loss_caption([6.0, 3.0, 2.5], 12000, [4.0, 2.0], 5.857)
+    assert "over 5.9 epochs" in s
     assert "from 6.00 to 2.50 nats per token over 12,000 tokens" in s and "ending below" in s
     assert "ending above" in captions.loss_caption([6.0, 1.5], 100, [4.0, 2.0], 6)
 
@@ -32,6 +33,8 @@ def test_family_win_caption():
     s = captions.family_win_caption(fam)
     assert "most often on *describe* (60 %) and least on *sum* (20 %)" in s
     assert "base 5 %, sft10k 40 %, expert 95 %" in s
+    fam["sft10k"] = 0.0
+    assert "sft10k wins 0 % on every family" in captions.family_win_caption(fam)
 
 
 def test_leaderboard_caption_counts_clear_wins_and_skips_missing_annotators():

@@ -30,7 +30,7 @@ def loss_caption(pretrain: list[float], pretrain_tokens: int, sft: list[float], 
     """Under chapter 2's loss curves: the smoothed losses at the start and end of each training."""
     return (f"Pretraining lowers the loss from {pretrain[0]:.2f} to {pretrain[-1]:.2f} nats per token over "
             f"{pretrain_tokens:,} tokens; SFT lowers the response tokens' loss from {sft[0]:.2f} to {sft[-1]:.2f} over "
-            f"{sft_epochs:g} epochs"
+            f"{sft_epochs:.1f} epochs"
             + (", ending below where pretraining ended." if sft[-1] < pretrain[-1] else
                ", ending above where pretraining ended: answering in the format is harder than reading world text."))
 
@@ -39,8 +39,10 @@ def family_win_caption(fam: pd.DataFrame, model: str = "sft10k") -> str:
     """Under chapter 3's heatmap: win-rates (%) by family (rows) and model (columns)."""
     col = fam[model].sort_values()
     means = fam.mean()
-    return (f"{model} wins most often on *{col.index[-1]}* ({col.iloc[-1]:.0f} %) and least on *{col.index[0]}* "
-            f"({col.iloc[0]:.0f} %). Averaged over families (each counted once): "
+    where = (f"{model} wins {col.iloc[0]:.0f} % on every family" if col.iloc[-1] - col.iloc[0] < 0.5 else
+             f"{model} wins most often on *{col.index[-1]}* ({col.iloc[-1]:.0f} %) and least on *{col.index[0]}* "
+             f"({col.iloc[0]:.0f} %)")
+    return (f"{where}. Averaged over families (each counted once): "
             + ", ".join(f"{m} {v:.0f} %" for m, v in means.items()) + ".")
 
 
