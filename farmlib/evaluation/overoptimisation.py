@@ -1,0 +1,156 @@
+"""Chapter 16's analysis: best-of-n and PPO followed along the surrogate reward, R* and the win-rate, and whether
+the win-rate falls after a peak (over-optimisation).
+
+``*_curve`` functions build the tables (from cached artifacts); ``verdict`` and the ``*_sentence`` functions word
+them, branching on whether a fall is larger than two standard errors, and are tested on hand-made curves
+(``tests/test_overoptimisation.py``). Nothing here is imported by an artifact's builder."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+
+def mean_se(xs) -> tuple[float, float]:
+    """Mean and standard error of the mean."""
+    xs = list(xs)
+    m = sum(xs) / len(xs)
+    return m, math.sqrt(sum((x - m) ** 2 for x in xs) / max(len(xs) - 1, 1) / len(xs))
+
+
+def _scored(farm, outs, reference, annotators, sur, true) -> dict:
+    row = {"surrogate reward": sur[0], "se surrogate": sur[1], "true reward R*": true[0], "se R*": true[1],
+           "length": sum(len(o["output"]) for o in outs) / len(outs)}
+    for a in annotators:
+        wr = farm.evaluate(outs, a, reference=reference)[0]
+        row[f"win-rate {a}"], row[f"se {a}"] = wr.win_rate, wr.standard_error
+    return row
+
+
+def best_of_n_curve(farm, draw: dict, ns: list[int], reference: list[dict], annotators) -> pd.DataFrame:
+    """One row per n of ``ns``: the KL bound, the chosen candidates' surrogate reward
+    and R*, their length (characters) and their win-rate against ``reference`` under each annotator."""
+    from farmlib.methods.best_of_n import best_of, kl_bound, prefix_choices
+    from farmlib.progress import progress
+
+    choice = prefix_choices(draw["rewards"], ns)  # n -> the chosen candidate of each prompt
+    rows = []
+    for n in progress(ns, desc="best-of-n"):
+        sur = mean_se(draw["rewards"][i][k] for i, k in enumerate(choice[n]))
+        true = (mean_se(draw["true_rewards"][i][k] for i, k in enumerate(choice[n])) if farm.is_farmworld
+                else (float("nan"), float("nan")))  # no R* on real data
+        rows.append({"n": n, "KL bound": kl_bound(n), **_scored(farm, best_of(draw, n), reference, annotators, sur, true)})
+    return pd.DataFrame(rows).set_index("n")
+
+
+def ppo_curve(farm, ppo_path: str, rm_path: str, n_prompts: int, reference: list[dict], annotators) -> pd.DataFrame:
+    """One row per saved PPO policy (step 0: SFT 10k): held-out KL to SFT, surrogate reward, R*, length, win-rates."""
+    from farmlib.artifacts import read_json
+    from farmlib.methods import ppo
+    from farmlib.methods.reward_model import load_reward_model, rewards
+    from farmlib.progress import progress
+
+    held = {e["step"]: e for e in read_json(f"{ppo_path}/held_out.json")}
+    rm, tok = load_reward_model(rm_path, farm.profile.device), farm.tokenizer()
+    steps = {0: farm.sft_model(), **ppo.checkpoints(ppo_path)}
+    rows = []
+    for step, path in progress(steps.items(), desc="PPO steps", total=len(steps)):
+        outs = farm.samples(path, "eval", n=n_prompts, generator=f"ppo_step{step}")
+        sur = mean_se(rewards(rm, tok, outs, max_length=farm.profile.model.max_length).tolist())
+        true = mean_se(farm.true_rewards(outs)) if farm.is_farmworld else (float("nan"), float("nan"))
+        rows.append({"step": step, "KL (held-out)": held[step]["kl"] if step in held else float("nan"),
+                     **_scored(farm, outs, reference, annotators, sur, true)})
+    return pd.DataFrame(rows).set_index("step")
+
+
+def shown(table: pd.DataFrame, kl: str, annotators) -> pd.DataFrame:
+    """Means ± standard errors, one column per quantity (fits the page)."""
+    pm = lambda m, s, d=2: [f"{a:.{d}f} ± {b:.{d}f}" for a, b in zip(table[m], table[s])]  # noqa: E731
+    return pd.DataFrame({kl: table[kl].round(2), "surrogate reward": pm("surrogate reward", "se surrogate"),
+                         "true reward R*": pm("true reward R*", "se R*"), "length (chars)": table["length"].round(0),
+                         **{f"win-rate {a} (%)": pm(f"win-rate {a}", f"se {a}", 1) for a in annotators}},
+                        index=table.index)
+
+
+def reward_sentence(curve: pd.DataFrame, n_max: int, ppo: pd.DataFrame | None, kl_max: float) -> str:
+    """What the reward-against-KL figure shows: the surrogate climbs; does R* peak and fall?"""
+    top_true = curve["true reward R*"].idxmax()
+    fall = curve["true reward R*"].max() - curve["true reward R*"].iloc[-1]
+    se_fall = math.hypot(curve.loc[top_true, "se R*"], curve["se R*"].iloc[-1])
+    return (
+        f"**What to see.** The surrogate reward of best-of-n climbs from {curve['surrogate reward'].iloc[0]:.2f} (n = 1) to "
+        f"{curve['surrogate reward'].iloc[-1]:.2f} (n = {n_max}) — by construction it cannot fall. The true reward R* goes "
+        f"from {curve['true reward R*'].iloc[0]:.3f} to {curve['true reward R*'].iloc[-1]:.3f}; its highest point is at "
+        f"n = {top_true} ({curve['true reward R*'].max():.3f}), and n = {n_max} sits {fall:.3f} below it "
+        f"({'more' if fall > 2 * se_fall else 'less'} than two standard errors, {2 * se_fall:.3f})."
+        + (f" PPO reaches a held-out KL of {ppo['KL (held-out)'].iloc[-1]:.1f} nats after {ppo.index[-1]} steps "
+           f"(best-of-{n_max}'s bound is {kl_max:.1f}), with R* {ppo['true reward R*'].iloc[0]:.3f} → "
+           f"{ppo['true reward R*'].iloc[-1]:.3f}." if ppo is not None else ""))
+
+
+def verdict(curve: pd.DataFrame, annotators) -> dict:
+    """Per annotator: where best-of-n's win-rate peaks, where it ends, and whether the fall exceeds two standard
+    errors."""
+    out = {}
+    for a in annotators:
+        w, s = curve[f"win-rate {a}"], curve[f"se {a}"]
+        peak = w.idxmax()
+        drop, se_drop = w.max() - w.iloc[-1], math.hypot(s.loc[peak], s.iloc[-1])
+        out[a] = {"peak_n": int(peak), "peak": float(w.max()), "last": float(w.iloc[-1]), "drop": float(drop),
+                  "significant_fall": bool(drop > 2 * se_drop)}
+    return out
+
+
+def win_rate_sentence(curve: pd.DataFrame, verdicts: dict, n_max: int, n_prompts: int) -> str:
+    """The verdict on over-optimisation under each annotator."""
+    first = next(iter(verdicts))
+    return "**What to see.** " + " ".join(
+        f"Under {a}, best-of-n's win-rate goes from {curve[f'win-rate {a}'].iloc[0]:.1f} % at n = 1 to a high of "
+        f"{v['peak']:.1f} % at n = {v['peak_n']} and ends at {v['last']:.1f} % at n = {n_max}: "
+        + ("a fall larger than two standard errors — over-optimisation." if v["significant_fall"] else
+           ("below its peak, but by less than two standard errors (not told apart from noise at this many "
+            "instructions)." if v["drop"] > 0 else "as high at the largest n as anywhere: no sign of over-optimisation "
+            f"up to n = {n_max}."))
+        for a, v in verdicts.items()) + (
+        f" With {n_prompts} instructions one standard error of a win-rate is about {curve[f'se {first}'].mean():.0f} "
+        "points.")
+
+
+def reward_figure(curve: pd.DataFrame, ppo: pd.DataFrame | None):
+    """Surrogate reward and R* against KL to SFT, best-of-n (KL bound) and PPO (held-out KL)."""
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
+    for ax, col, se, title in ((axes[0], "surrogate reward", "se surrogate", "what the method optimises"),
+                               (axes[1], "true reward R*", "se R*", "what people want")):
+        ax.errorbar(curve["KL bound"], curve[col], yerr=curve[se], marker="o", capsize=3, label="best-of-n (KL bound)")
+        for n, r in curve.iterrows():
+            ax.annotate(f"n={n}", (r["KL bound"], r[col]), fontsize=7, xytext=(3, -9), textcoords="offset points")
+        if ppo is not None:
+            ax.errorbar(ppo["KL (held-out)"], ppo[col], yerr=ppo[se], marker="s", capsize=3, label="PPO (held-out KL)")
+        ax.set(xlabel="KL to the SFT model (nats)", ylabel=f"mean {col} (reward units)", title=title)
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def win_rate_figure(curve: pd.DataFrame, ppo: pd.DataFrame | None, annotators):
+    """Figure 5's analog: win-rate against the mean surrogate reward, one panel per annotator."""
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(annotators), figsize=(11, 3.8), sharey=True, squeeze=False)
+    for ax, a in zip(axes[0], annotators):
+        ax.errorbar(curve["surrogate reward"], curve[f"win-rate {a}"], yerr=curve[f"se {a}"], marker="o", capsize=3,
+                    label="best-of-n")
+        for n, r in curve.iterrows():
+            ax.annotate(f"{n}", (r["surrogate reward"], r[f"win-rate {a}"]), fontsize=7, xytext=(3, 3),
+                        textcoords="offset points")
+        if ppo is not None:
+            ax.errorbar(ppo["surrogate reward"], ppo[f"win-rate {a}"], yerr=ppo[f"se {a}"], marker="s", capsize=3,
+                        label="PPO (by step)")
+        ax.set(xlabel="mean surrogate reward (reward-model units)", ylabel="win-rate vs reference (%)",
+               title=f"evaluated by {a}")
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig

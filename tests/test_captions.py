@@ -1,0 +1,45 @@
+"""The sentences under chapters 1-3 and 14's figures, on hand-made tables."""
+
+import pandas as pd
+
+from farmlib.evaluation import captions
+
+
+def test_writers_caption_orders_writers_and_finds_the_widest_family():
+    writers = pd.DataFrame([
+        {"writer": "expert", "family": "sum", "R*": 2.0}, {"writer": "expert", "family": "describe", "R*": 1.0},
+        {"writer": "reference", "family": "sum", "R*": 0.5}, {"writer": "reference", "family": "describe", "R*": 0.9},
+    ])
+    s = captions.writers_caption(writers)
+    assert s.startswith("Mean R* on the validation instructions: expert 1.50, reference 0.70.")
+    assert "most on *sum* (1.50" in s and "least on *describe* (0.10)" in s
+
+
+def test_family_share_caption():
+    shares = pd.DataFrame({"sft": [0.5, 0.5], "eval": [0.6, 0.4], "val": [0.5, None]}, index=["sum", "describe"])
+    s = captions.family_share_caption(shares)
+    assert "at most 50.0 points (*describe*)" in s and "as little as 10.0 (*sum*)" in s
+
+
+def test_loss_caption_branches():
+    s = captions.loss_caption([6.0, 3.0, 2.5], 12000, [4.0, 2.0], 5.857)
+    assert "over 5.9 epochs" in s
+    assert "from 6.00 to 2.50 nats per token over 12,000 tokens" in s and "ending below" in s
+    assert "ending above" in captions.loss_caption([6.0, 1.5], 100, [4.0, 2.0], 6)
+
+
+def test_family_win_caption():
+    fam = pd.DataFrame({"base": [0.0, 10.0], "sft10k": [20.0, 60.0], "expert": [90.0, 100.0]}, index=["sum", "describe"])
+    s = captions.family_win_caption(fam)
+    assert "most often on *describe* (60 %) and least on *sum* (20 %)" in s
+    assert "base 5 %, sft10k 40 %, expert 95 %" in s
+    fam["sft10k"] = 0.0
+    assert "sft10k wins 0 % on every family" in captions.family_win_caption(fam)
+
+
+def test_leaderboard_caption_counts_clear_wins_and_skips_missing_annotators():
+    board = pd.DataFrame({"method": ["ppo", "dpo", "reference", "expert"], "win_rate_p_sim_eval": [60.0, 52.0, 50.0, 90.0],
+                          "se_p_sim_eval": [2.0, 2.0, 0.0, 1.0]})
+    s = captions.leaderboard_caption(board)
+    assert "under `p_sim_eval` the top method is ppo (60.0 ± 2.0 %), and 1 of 2 methods beat" in s
+    assert "human" not in s
