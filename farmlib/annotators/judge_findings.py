@@ -135,15 +135,15 @@ def decides_sentence(decides: pd.DataFrame, read: pd.Series, table: pd.DataFrame
     q, e = decides.loc["quality"], table.loc["p_sim_eval"]
     return (f"The task done right (`quality`) differs in {q['pairs where it differs']:.0%} of the pairs and, where it "
             f"does, the better-done output wins the people's majority {q['its side wins the majority']:.0%} of the time. "
-            "A judge must check the answer to see it — sum the numbers, count the words, know the fact. Ours know what "
-            "their tuned LM learned from an expert's answers: on the pairs where quality differs, `p_sim^eval`'s label "
+            "A judge must check the answer to see it — sum the numbers, count the words, know the fact. The GPT-4 and "
+            "ChatGPT families know the world's answers and read each output beside its task's answer (Davinci does not); "
+            "how much a right answer weighs against the rest is their heads' to learn: on the pairs where quality differs, `p_sim^eval`'s label "
             f"picks the better-done output {read['p_sim_eval']:.0%} of the time and the single greedy judge "
             f"{read['p_sim_single']:.0%} (the people's majority: {read['human (majority)']:.0%}). What else they read "
             "(length, lists, fluency, word variety) they weigh as their makers' pairs taught them: `p_sim^eval` prefers "
             f"the list with probability {e.p_list:.2f} (people: {table.loc['human', 'p_list']:.2f}; paper's pool: 0.63) "
             f"and the longer output with {e.p_longer:.2f} (people: {table.loc['human', 'p_longer']:.2f}). A GPT-4 judge "
-            "does the arithmetic; a million-parameter LM mostly cannot, and this gap, not the prompt mechanisms, is "
-            "why our pool agrees with people less than the paper's.")
+            "knows the answer too; what it is worth beside length, lists and fluency is where judges and people part.")
 
 
 def likelihood_sentence(gap_table: pd.DataFrame, true_ref: float, true_sft: float) -> str:
