@@ -257,3 +257,18 @@ def test_measured_sentence_and_chapter_5_figures():
     oracle = pd.DataFrame({"accuracy vs R*": [0.9, 0.6], "win_rate": [50.0, 42.0], "se": [2.0, 2.0]})
     fig = report.needed_accuracy_figure(oracle, 8, (0.62, 0.03, 41.0, 2.0), 40.0, 46.0, 6.0, 0.8)
     assert fig.axes[0].get_title() == "What best-of-n needs from its reward model"
+
+
+def test_accuracy_curve_figure_and_sentence():
+    import matplotlib
+
+    from farmlib.evaluation import reward_model_report as report
+
+    matplotlib.use("Agg")
+    curve = pd.DataFrame({"labels": ["true_reward", "true_reward", "p_sim_ann", "p_sim_ann"], "pairs": [250, 1000, 250, 1000],
+                          "acc_true": [0.6, 0.7, 0.5, 0.55], "se_true": [0.02, 0.02, 0.02, 0.02]})
+    fig = report.accuracy_curve_figure(curve)
+    assert fig.axes[0].get_xscale() == "log" and len(fig.axes[0].containers) == 2
+    s = report.curve_sentence(curve)
+    assert "70.0 ± 2.0 % with true_reward labels (1000 pairs)" in s and "55.0 ± 2.0 % with p_sim_ann" in s
+    assert "best point is true_reward labels at 1000 pairs" in s

@@ -164,3 +164,30 @@ def needed_accuracy_figure(oracle: pd.DataFrame, n_max: int, ours: tuple[float, 
     ax.legend(fontsize=8)
     fig.tight_layout()
     return fig
+
+
+def accuracy_curve_figure(curve: pd.DataFrame):
+    """Held-out accuracy against R* (with its standard error) by training pairs, one line per label source."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for source, g in curve.groupby("labels", sort=False):
+        ax.errorbar(g["pairs"], 100 * g["acc_true"], yerr=100 * g["se_true"], marker="o", capsize=3, label=source)
+    ax.axhline(50, color="gray", ls=":", lw=1)
+    ax.set(xscale="log", xlabel="training pairs", ylabel="held-out accuracy against R* (%)",
+           title="Reward-model accuracy by training pairs and label source")
+    ax.legend(title="labels")
+    fig.tight_layout()
+    return fig
+
+
+def curve_sentence(curve: pd.DataFrame) -> str:
+    """What :func:`accuracy_curve_figure` shows: each label source's accuracy with all its pairs, and the best point."""
+    best = curve.loc[curve["acc_true"].idxmax()]
+    by = curve[curve["pairs"] == curve.groupby("labels")["pairs"].transform("max")].set_index("labels")
+    return ("With all its pairs, the reward model reaches "
+            + ", ".join(f"{100 * r.acc_true:.1f} ± {100 * r.se_true:.1f} % with {s} labels ({int(r.pairs)} pairs)"
+                        for s, r in by.iterrows())
+            + f" (against R*). The best point is {best['labels']} labels at {int(best['pairs'])} pairs. "
+            + "Where the noise-free curve still rises at the right end, more pairs would help; the gap between it and "
+            + "the noisy sources is what label noise costs at this scale.")
