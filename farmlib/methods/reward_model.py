@@ -22,7 +22,7 @@ from transformers import AutoModelForSequenceClassification
 
 from farmlib.artifacts import read_json, write_json
 from farmlib.data import paired
-from farmlib.lm.model import cache_kwargs, cache_of
+from farmlib.lm.model import adds_bos, cache_kwargs, cache_of
 from farmlib.lm.supervised import length_grouped_batches, lr_at
 from farmlib.methods.common import loser, positions, score, winner
 from farmlib.profiles import TrainConfig
@@ -92,7 +92,7 @@ def rewards(model, tokenizer, records: list[dict], key: str = "output", batch_si
             if len(group) < SHARE_PROMPT:
                 rest += group
                 continue
-            pre = tokenizer(prompt, add_special_tokens=False)["input_ids"]
+            pre = tokenizer(prompt, add_special_tokens=adds_bos(tokenizer))["input_ids"]
             shared: dict[str, list[int]] = {}
             for t in sorted(group, key=lambda t: (len(t), t)):  # an order set iteration (hash seeds) cannot change
                 response = _split(tokenizer, pre, t, max_length)
@@ -146,7 +146,7 @@ def _response_scores(model, cache, prompt_mask: torch.Tensor, responses: list[li
 def _split(tokenizer, pre: list[int], text: str, max_length: int) -> list[int] | None:
     """The response's token ids of ``text`` if its tokens are the prompt's (``pre``) followed by the response's
     (no token straddles the prompt's end) and it needs no truncation; else None (read it whole)."""
-    ids = tokenizer(text, add_special_tokens=False)["input_ids"]
+    ids = tokenizer(text, add_special_tokens=adds_bos(tokenizer))["input_ids"]
     if len(ids) <= max_length and len(ids) > len(pre) and ids[:len(pre)] == pre:
         return ids[len(pre):]
     return None
@@ -171,7 +171,7 @@ def pair_rewards(model, tokenizer, batch: list[dict], max_length: int) -> tuple[
     the prompt's end, or that needs truncating, is read whole, text by text."""
     chosen = [dict(r, output=winner(r)) for r in batch]
     rejected = [dict(r, output=loser(r)) for r in batch]
-    prompts = [tokenizer(format_prompt(r["instruction"], r.get("input", "")), add_special_tokens=False)["input_ids"]
+    prompts = [tokenizer(format_prompt(r["instruction"], r.get("input", "")), add_special_tokens=adds_bos(tokenizer))["input_ids"]
                for r in batch]
     responses = [_split(tokenizer, pre, t, max_length)
                  for pre, texts in zip(prompts, zip(_texts(tokenizer, chosen), _texts(tokenizer, rejected)))
@@ -188,7 +188,7 @@ def _forward(model, tokenizer, texts: list[str], max_length: int) -> torch.Tenso
     device = next(model.parameters()).device
     side, tokenizer.truncation_side = tokenizer.truncation_side, "left"
     enc = tokenizer(texts, return_tensors="pt", padding=True, truncation=True, max_length=max_length,
-                    add_special_tokens=False).to(device)
+                    add_special_tokens=adds_bos(tokenizer)).to(device)
     tokenizer.truncation_side = side
     return score(model, enc["input_ids"], enc["attention_mask"])  # at the EOS, as PPO and Quark score rollouts
 
