@@ -140,3 +140,29 @@ def test_gemma_from_pypi_loads_answers_and_saves(tmp_path):
     assert out[0] and "### Response" not in out[0][:20], out  # without BOS it echoes the prompt's last line
     model.save_pretrained(tmp_path)
     assert time.time() - t0 < 600
+
+
+def test_a_lora_reward_model_trains_its_head_and_adapters_then_saves_plain(tmp_path, plain):
+    """A LoRA profile's reward model: only adapters and the scalar head train, the scorers read it as they read a
+    plain classifier, and it saves merged (a plain classifier that scores the same)."""
+    from transformers import AutoModelForSequenceClassification, GPTNeoXForSequenceClassification
+
+    from farmlib.methods.reward_model import RewardModelConfig, fit, rewards, with_lora_head
+
+    torch.manual_seed(0)
+    cfg = GPTNeoXConfig(vocab_size=len(plain), hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+                        intermediate_size=32, max_position_embeddings=256, pad_token_id=plain.pad_token_id,
+                        num_labels=1)
+    model, wrapped = with_lora_head(GPTNeoXForSequenceClassification(cfg), r=4)
+    trainable = {n for n, p in model.named_parameters() if p.requires_grad}
+    assert trainable and all("lora_" in n or "score" in n for n in trainable)
+    pairs = [{"instruction": "Name a fruit.", "input": "", "output_1": "A banana.", "output_2": "A carrot.",
+              "preference": 1}] * 4
+    frozen = {n: p.detach().clone() for n, p in model.named_parameters() if not p.requires_grad}
+    fit(model, plain, pairs, RewardModelConfig(epochs=2, batch_size=2, lr=1e-2), max_length=64)
+    assert all(torch.equal(p, frozen[n]) for n, p in model.named_parameters() if n in frozen)
+    recs = [{"instruction": "Name a fruit.", "input": "", "output": o} for o in ("A banana.", "A carrot.")]
+    before = rewards(model, plain, recs)
+    wrapped.merge_and_unload().save_pretrained(tmp_path)
+    loaded = AutoModelForSequenceClassification.from_pretrained(tmp_path, num_labels=1).eval()
+    assert torch.allclose(rewards(loaded, plain, recs), before, atol=1e-5)

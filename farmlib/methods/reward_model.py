@@ -246,6 +246,19 @@ def new_reward_model(sft: str, tok, device: str = "cpu", seed: int = 0):
     return model.to(device)
 
 
+def with_lora_head(model, r: int, seed: int = 0):
+    """LoRA adapters of rank ``r`` on the transformer's linear layers, the new scalar head trained in full (peft's
+    sequence-classification task): what a LoRA profile trains instead of every weight (a 4-bit base model cannot
+    train its own weights at all). Returns (the same HF model, now with adapters, for :func:`fit` and the scorers;
+    the peft wrapper, whose ``merge_and_unload()`` gives the plain model to save)."""
+    from peft import LoraConfig, get_peft_model
+
+    cfg = LoraConfig(r=r, lora_alpha=2 * r, lora_dropout=0.0, target_modules="all-linear", task_type="SEQ_CLS")
+    with seeded(seed):
+        wrapped = get_peft_model(model, cfg)
+    return wrapped.base_model.model, wrapped
+
+
 def train(farm, cfg: RewardModelConfig | None = None) -> str:
     """Fit the reward model on ``cfg.annotator``'s preference pairs; an artifact with ``metrics.json``
     (held-out accuracy against the annotator's labels and against R*)."""
@@ -255,10 +268,13 @@ def train(farm, cfg: RewardModelConfig | None = None) -> str:
     tr = flip_labels(farm.preference_data(cfg.annotator), cfg.flip_rate, cfg.seed)
     sft, tok, max_len = farm.sft_model(), farm.tokenizer(), farm.profile.model.max_length
     held = sft_pairs(farm, split="val")  # pairs of SFT samples on instructions never trained on
+    lora = farm.profile.model.lora_r
 
     def build(work: Path) -> None:
         t0 = time.time()
         model = new_reward_model(sft, tok, farm.profile.device, cfg.seed)
+        if lora:
+            model, wrapped = with_lora_head(model, lora, cfg.seed)
         history = fit(model, tok, tr, cfg, max_len)
         val = farm.annotator(cfg.annotator, seed=1).annotate_pairs(held, seed=1)
         val = [r for r in val if r["preference"] in (1, 2)]
@@ -270,6 +286,8 @@ def train(farm, cfg: RewardModelConfig | None = None) -> str:
                       for r in held]
             truth = [dict(r, preference=1 if a > b else 2) for r, (a, b) in zip(held, true_r) if a != b]  # R*'s labels
             acc_true, se_true = pairwise_accuracy(model, tok, truth, max_len)
+        if lora:
+            model = wrapped.merge_and_unload()
         model.save_pretrained(work)
         tok.save_pretrained(work)
         write_json(work / "history.json", history)
@@ -278,7 +296,7 @@ def train(farm, cfg: RewardModelConfig | None = None) -> str:
                                            "n_val_true": len(truth), "n_train": len(tr),
                                            "seconds": time.time() - t0})
 
-    return farm.artifact("reward_model", {"sft": sft, "n": len(tr), **asdict(cfg),
+    return farm.artifact("reward_model", {"sft": sft, "n": len(tr), **asdict(cfg), **({"lora_r": lora} if lora else {}),
                                           "pairs": data_digest(tr), "held": data_digest(held)}, build)
 
 
