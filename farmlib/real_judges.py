@@ -45,10 +45,11 @@ def pool_key(real) -> dict:
 class RealJudges:
     """The real pool's members, built once per farm (a loopback server, when used, lives as long as it)."""
 
-    def __init__(self, real, cache: str | Path, device: str = "cpu"):
+    def __init__(self, real, cache: str | Path, device: str = "cpu", judge_model: str | None = None):
         if real.judges not in JUDGE_KINDS:
             raise ValueError(f"unknown real.judges {real.judges!r}; choose from {', '.join(JUDGE_KINDS)}")
         self.real, self.cache, self.device = real, Path(cache), device
+        self.judge_model = judge_model or real.judge_model  # where judges="lm" loads it from (a converted copy)
         self.server = None
         self._members: dict | None = None
 
@@ -73,11 +74,13 @@ class RealJudges:
             from farmlib.annotators.lm_judge import LMJudge
             from farmlib.lm.model import load_model, load_tokenizer
 
-            if not self.real.judge_model:
+            if not self.judge_model:
                 raise ValueError("real.judges='lm' needs real.judge_model (a local folder or hub name)")
             if "lm" not in self.__dict__:
-                self.lm = (load_model(self.real.judge_model, self.device), load_tokenizer(self.real.judge_model))
-            return LMJudge(*self.lm, name=config.name, temperature=config.temperature, seed=config.seed)
+                self.lm = (load_model(self.judge_model, self.device), load_tokenizer(self.judge_model))
+                self.reads: dict = {}  # every member reads a prompt alike: one read for the pool
+            return LMJudge(*self.lm, name=config.name, temperature=config.temperature, seed=config.seed,
+                           reads=self.reads)
         from farmlib.annotators.api_judge import ChatJudge
 
         return ChatJudge(config, cache=self.cache)

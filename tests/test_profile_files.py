@@ -57,7 +57,7 @@ def test_files_that_resolve_alike_share_a_name_and_an_empty_file_is_its_base(tmp
     ('base = "micro"\n[model]\nload_in_4bit = 1\n', "model.load_in_4bit must be bool, got 1"),
     ('base = "micro"\ndata = "imagenet"\n', "data is 'imagenet'; choose from farmworld, alpaca_farm, alpaca_eval_805"),
     ('base = "micro"\ndevice = "tpu"\n', "device is 'tpu'; choose cpu, cuda, cuda:N or mps"),
-    ('base = "huge"\n', "base is 'huge'; choose from micro, paper, real-micro, small, tiny"),
+    ('base = "huge"\n', "base is 'huge'; choose from micro, paper, real-cpu, real-micro, small, tiny"),
     ('base = "small"\n[real]\njudges = "oracle"\n', "real.judges is 'oracle'; choose from chat, loopback, lm"),
     ('base = "micro"\n[methods.ppoo]\nsteps = 3\n', "unknown method [methods.ppoo]; choose from best_of_n"),
     ('base = "micro"\n[methods.ppo]\nstep = 3\n', "unknown field 'methods.ppo.step'; the fields of [methods.ppo] are"),

@@ -22,7 +22,8 @@ class LMJudge:
     """``annotate_pairs`` with a local causal LM."""
 
     def __init__(self, model, tokenizer, name: str = "lm_judge", temperature: float = 0.0,
-                 batch_size: int = 8, max_length: int | None = None, seed: int = 0):
+                 batch_size: int = 8, max_length: int | None = None, seed: int = 0,
+                 reads: dict | None = None):
         if tokenizer.pad_token is None:  # GPT-NeoX/Pythia and Llama tokenizers ship without one
             tokenizer.pad_token = tokenizer.eos_token
         self.model, self.tok, self.name = model.eval(), tokenizer, name
@@ -32,7 +33,9 @@ class LMJudge:
         if self.labels[0] == self.labels[1]:
             raise ValueError(f"judge {name!r}: the tokenizer maps ' a' and ' b' to the same first token")
         self.seconds, self.comparisons = 0.0, 0
-        self._read: dict[str, torch.Tensor] = {}  # prompt -> label log-probabilities
+        # prompt -> label log-probabilities. Judges on the same model and tokenizer read a prompt alike (they differ
+        # in temperature and seed only), so a pool of them may share one dict (``reads``): 13 members, one read.
+        self._read: dict[str, torch.Tensor] = {} if reads is None else reads
 
     def _label_id(self, text: str) -> int:
         return self.tok(text, add_special_tokens=False)["input_ids"][0]

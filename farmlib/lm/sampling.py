@@ -19,7 +19,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from farmlib.lm.model import cache_kwargs, cache_of
+from farmlib.lm.model import adds_bos, cache_kwargs, cache_of, last_logits_kwargs
 from farmlib.progress import progress
 from farmlib.world import format_prompt
 
@@ -41,7 +41,7 @@ class HFDecoder:
         if self.past is not None:
             self.mask = torch.cat([self.mask, self.mask.new_ones(ids.shape)], 1)
         out = self.model(input_ids=ids, attention_mask=self.mask, position_ids=positions(self.mask)[:, -ids.size(1):],
-                         use_cache=True, **cache_kwargs(self.model, self.past))
+                         use_cache=True, **cache_kwargs(self.model, self.past), **last_logits_kwargs(self.model))
         self.past = cache_of(out)
         return out.logits[:, -1]
 
@@ -194,7 +194,7 @@ def sample_ids(model, tokenizer, prompts: list[str], temperature: float = 0.7, m
     for s in progress(range(0, len(order), batch_size), desc=desc, leave=False):
         idx = order[s:s + batch_size]
         enc = tokenizer([prompts[i] for i in idx], return_tensors="pt", padding=True,
-                        add_special_tokens=False).to(device)
+                        add_special_tokens=adds_bos(tokenizer)).to(device)
         gen = sample_batch(model, enc["input_ids"], enc["attention_mask"], eos, pad, temperature, max_new_tokens, top_p)
         for i, row in zip(idx, gen.tolist()):
             out[i] = row[: row.index(eos) + 1] if eos in row else [t for t in row if t != pad]
@@ -214,7 +214,8 @@ def hf_generate(model, tokenizer, prompts: list[str], temperature: float = 0.7, 
     torch.manual_seed(seed)
     out = []
     for s in range(0, len(prompts), batch_size):
-        enc = tokenizer(prompts[s:s + batch_size], return_tensors="pt", padding=True, add_special_tokens=False)
+        enc = tokenizer(prompts[s:s + batch_size], return_tensors="pt", padding=True,
+                        add_special_tokens=adds_bos(tokenizer))
         gen = model.generate(**enc, max_new_tokens=max_new_tokens, do_sample=temperature > 0,
                              temperature=temperature if temperature > 0 else None, top_p=1.0, top_k=0,
                              pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id)

@@ -20,17 +20,19 @@ from pathlib import Path
 
 import torch
 
-from farmlib.lm.model import logits_at
+from farmlib.lm.model import adds_bos, logits_at
 from farmlib.profiles import TrainConfig
 from farmlib.progress import progress
 from farmlib.seeding import rng_state, set_rng_state
 
 
 def encode_pairs(tokenizer, pairs: list[tuple[str, str]], max_length: int) -> list[tuple[list[int], int]]:
-    """Token ids of prompt+completion+EOS, and the number of prompt tokens (not trained on)."""
+    """Token ids of prompt+completion+EOS, and the number of prompt tokens (not trained on); the prompt starts
+    with BOS where the tokenizer puts one before a text (:func:`~farmlib.lm.model.adds_bos`), as when sampling."""
     out = []
+    bos = [tokenizer.bos_token_id] if adds_bos(tokenizer) else []
     for prompt, completion in pairs:
-        p = tokenizer(prompt, add_special_tokens=False)["input_ids"] if prompt else []
+        p = bos + (tokenizer(prompt, add_special_tokens=False)["input_ids"] if prompt else [])
         c = tokenizer(completion, add_special_tokens=False)["input_ids"] + [tokenizer.eos_token_id]
         ids = (p + c)[:max_length]
         out.append((ids, min(len(p), len(ids))))

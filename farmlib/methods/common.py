@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import torch
 
+from farmlib.lm.model import adds_bos
 from farmlib.lm.sampling import positions, sample_batch
 
 
@@ -127,7 +128,7 @@ class TrueRewardScorer:
 def rollout(policy, tok, prompts: list[str], temperature: float, max_new_tokens: int):
     """Sample responses; return (seq, mask, response mask, n_query). The response mask covers each
     response up to and including its first EOS."""
-    enc = tok(prompts, return_tensors="pt", padding=True, add_special_tokens=False)
+    enc = tok(prompts, return_tensors="pt", padding=True, add_special_tokens=adds_bos(tok))
     device = next(policy.parameters()).device
     q, qm = enc["input_ids"].to(device), enc["attention_mask"].to(device)
     resp = sample_batch(policy, q, qm, tok.eos_token_id, tok.pad_token_id, temperature, max_new_tokens)

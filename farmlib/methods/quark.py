@@ -22,7 +22,7 @@ from pathlib import Path
 import torch
 
 from farmlib.artifacts import write_json
-from farmlib.lm.model import load_model
+from farmlib.lm.model import adds_bos, load_model
 from farmlib.methods.common import masked_mean, response_logits, rollout, score
 from farmlib.methods.reward_model import load_reward_model
 from farmlib.progress import progress
@@ -133,7 +133,7 @@ def batch_loss(policy, ref, tok, prompts: list[str], responses: list[list[int]],
 
 def _batch(tok, prompts: list[str], responses: list[list[int]], device: str | torch.device = "cpu"):
     """Left-padded prompts + right-padded responses: (seq, mask, response mask, n_query), on ``device``."""
-    enc = tok(prompts, return_tensors="pt", padding=True, add_special_tokens=False)
+    enc = tok(prompts, return_tensors="pt", padding=True, add_special_tokens=adds_bos(tok))
     T = max(len(r) for r in responses)
     resp = torch.full((len(responses), T), tok.pad_token_id)
     resp_mask = torch.zeros((len(responses), T))

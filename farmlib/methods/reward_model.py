@@ -22,7 +22,7 @@ from transformers import AutoModelForSequenceClassification
 
 from farmlib.artifacts import read_json, write_json
 from farmlib.data import paired
-from farmlib.lm.model import cache_kwargs, cache_of
+from farmlib.lm.model import adds_bos, cache_kwargs, cache_of
 from farmlib.lm.supervised import length_grouped_batches, lr_at
 from farmlib.methods.common import loser, positions, score, winner
 from farmlib.profiles import TrainConfig
@@ -92,7 +92,7 @@ def rewards(model, tokenizer, records: list[dict], key: str = "output", batch_si
             if len(group) < SHARE_PROMPT:
                 rest += group
                 continue
-            pre = tokenizer(prompt, add_special_tokens=False)["input_ids"]
+            pre = tokenizer(prompt, add_special_tokens=adds_bos(tokenizer))["input_ids"]
             shared: dict[str, list[int]] = {}
             for t in sorted(group, key=lambda t: (len(t), t)):  # an order set iteration (hash seeds) cannot change
                 response = _split(tokenizer, pre, t, max_length)
@@ -146,7 +146,7 @@ def _response_scores(model, cache, prompt_mask: torch.Tensor, responses: list[li
 def _split(tokenizer, pre: list[int], text: str, max_length: int) -> list[int] | None:
     """The response's token ids of ``text`` if its tokens are the prompt's (``pre``) followed by the response's
     (no token straddles the prompt's end) and it needs no truncation; else None (read it whole)."""
-    ids = tokenizer(text, add_special_tokens=False)["input_ids"]
+    ids = tokenizer(text, add_special_tokens=adds_bos(tokenizer))["input_ids"]
     if len(ids) <= max_length and len(ids) > len(pre) and ids[:len(pre)] == pre:
         return ids[len(pre):]
     return None
@@ -171,7 +171,7 @@ def pair_rewards(model, tokenizer, batch: list[dict], max_length: int) -> tuple[
     the prompt's end, or that needs truncating, is read whole, text by text."""
     chosen = [dict(r, output=winner(r)) for r in batch]
     rejected = [dict(r, output=loser(r)) for r in batch]
-    prompts = [tokenizer(format_prompt(r["instruction"], r.get("input", "")), add_special_tokens=False)["input_ids"]
+    prompts = [tokenizer(format_prompt(r["instruction"], r.get("input", "")), add_special_tokens=adds_bos(tokenizer))["input_ids"]
                for r in batch]
     responses = [_split(tokenizer, pre, t, max_length)
                  for pre, texts in zip(prompts, zip(_texts(tokenizer, chosen), _texts(tokenizer, rejected)))
@@ -188,7 +188,7 @@ def _forward(model, tokenizer, texts: list[str], max_length: int) -> torch.Tenso
     device = next(model.parameters()).device
     side, tokenizer.truncation_side = tokenizer.truncation_side, "left"
     enc = tokenizer(texts, return_tensors="pt", padding=True, truncation=True, max_length=max_length,
-                    add_special_tokens=False).to(device)
+                    add_special_tokens=adds_bos(tokenizer)).to(device)
     tokenizer.truncation_side = side
     return score(model, enc["input_ids"], enc["attention_mask"])  # at the EOS, as PPO and Quark score rollouts
 
@@ -246,6 +246,19 @@ def new_reward_model(sft: str, tok, device: str = "cpu", seed: int = 0):
     return model.to(device)
 
 
+def with_lora_head(model, r: int, seed: int = 0):
+    """LoRA adapters of rank ``r`` on the transformer's linear layers, the new scalar head trained in full (peft's
+    sequence-classification task): what a LoRA profile trains instead of every weight (a 4-bit base model cannot
+    train its own weights at all). Returns (the same HF model, now with adapters, for :func:`fit` and the scorers;
+    the peft wrapper, whose ``merge_and_unload()`` gives the plain model to save)."""
+    from peft import LoraConfig, get_peft_model
+
+    cfg = LoraConfig(r=r, lora_alpha=2 * r, lora_dropout=0.0, target_modules="all-linear", task_type="SEQ_CLS")
+    with seeded(seed):
+        wrapped = get_peft_model(model, cfg)
+    return wrapped.base_model.model, wrapped
+
+
 def train(farm, cfg: RewardModelConfig | None = None) -> str:
     """Fit the reward model on ``cfg.annotator``'s preference pairs; an artifact with ``metrics.json``
     (held-out accuracy against the annotator's labels and against R*)."""
@@ -255,10 +268,13 @@ def train(farm, cfg: RewardModelConfig | None = None) -> str:
     tr = flip_labels(farm.preference_data(cfg.annotator), cfg.flip_rate, cfg.seed)
     sft, tok, max_len = farm.sft_model(), farm.tokenizer(), farm.profile.model.max_length
     held = sft_pairs(farm, split="val")  # pairs of SFT samples on instructions never trained on
+    lora = farm.profile.model.lora_r
 
     def build(work: Path) -> None:
         t0 = time.time()
         model = new_reward_model(sft, tok, farm.profile.device, cfg.seed)
+        if lora:
+            model, wrapped = with_lora_head(model, lora, cfg.seed)
         history = fit(model, tok, tr, cfg, max_len)
         val = farm.annotator(cfg.annotator, seed=1).annotate_pairs(held, seed=1)
         val = [r for r in val if r["preference"] in (1, 2)]
@@ -270,6 +286,8 @@ def train(farm, cfg: RewardModelConfig | None = None) -> str:
                       for r in held]
             truth = [dict(r, preference=1 if a > b else 2) for r, (a, b) in zip(held, true_r) if a != b]  # R*'s labels
             acc_true, se_true = pairwise_accuracy(model, tok, truth, max_len)
+        if lora:
+            model = wrapped.merge_and_unload()
         model.save_pretrained(work)
         tok.save_pretrained(work)
         write_json(work / "history.json", history)
@@ -278,7 +296,7 @@ def train(farm, cfg: RewardModelConfig | None = None) -> str:
                                            "n_val_true": len(truth), "n_train": len(tr),
                                            "seconds": time.time() - t0})
 
-    return farm.artifact("reward_model", {"sft": sft, "n": len(tr), **asdict(cfg),
+    return farm.artifact("reward_model", {"sft": sft, "n": len(tr), **asdict(cfg), **({"lora_r": lora} if lora else {}),
                                           "pairs": data_digest(tr), "held": data_digest(held)}, build)
 
 

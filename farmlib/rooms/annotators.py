@@ -88,7 +88,11 @@ class AnnotatorRoom:
             if "real_judges" not in self._made:
                 from farmlib.real_judges import RealJudges
 
-                self._made["real_judges"] = RealJudges(real, farm.root / "judge_cache.sqlite", farm.profile.device)
+                # a judge that is the profile's own GGUF base model reads from its converted copy (loading the
+                # file again would take minutes); any other judge model is loaded as named
+                same = real.judges == "lm" and real.judge_model == farm.profile.model.pretrained
+                self._made["real_judges"] = RealJudges(real, farm.root / "judge_cache.sqlite", farm.profile.device,
+                                                       judge_model=farm.base_model() if same else None)
             annotator = self._made["real_judges"].pool(name, seed)
         self._made[key] = annotator
         return annotator

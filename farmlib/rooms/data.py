@@ -12,7 +12,7 @@ from pathlib import Path
 
 from farmlib.artifacts import read_json, write_json
 from farmlib.data import SPLITS
-from farmlib.lm.model import load_tokenizer, train_tokenizer
+from farmlib.lm.model import is_gguf, load_tokenizer, train_tokenizer
 from farmlib.world import REFERENCE, Writer, format_prompt, make_splits
 
 
@@ -75,6 +75,8 @@ class DataRoom:
 
     def tokenizer_path(self) -> str:
         p = self.farm.profile
+        if is_gguf(p.model.pretrained):
+            return self.farm.models.converted_base()  # saved with the converted model (loading it is slow)
         if p.model.pretrained:
             return p.model.pretrained
         cfg = {**self.key(), "vocab": p.model.vocab_size, "docs": p.pretrain_docs}
