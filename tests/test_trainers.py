@@ -286,3 +286,77 @@ def test_pair_rewards_read_each_prompt_once_and_match_a_whole_reading(micro_farm
     g_shared = torch.autograd.grad(reward_model.bt_loss(r_w, r_l), rm.score.weight)[0]
     g_whole = torch.autograd.grad(reward_model.bt_loss(whole[:2], whole[2:]), rm.score.weight)[0]
     assert torch.allclose(g_shared, g_whole, atol=1e-5)
+
+
+# -- a reward model that reads its own likelihood -------------------------------------------------------------
+@pytest.fixture(scope="module")
+def likelihood_rm(micro_farm):
+    return reward_model.new_reward_model(micro_farm.sft_model(), micro_farm.tokenizer(), reads="likelihood")
+
+
+def _mean_sft_loglik(farm, recs: list[dict]) -> torch.Tensor:
+    """The SFT model's mean log-probability of each response (its EOS included), read by the causal LM itself."""
+    from farmlib.lm.model import load_model
+
+    lm, tok = load_model(farm.sft_model()), farm.tokenizer()
+    out = []
+    for r in recs:
+        q = tok(format_prompt(r["instruction"], r["input"]), return_tensors="pt")["input_ids"]
+        y = tok(r["output"] + tok.eos_token, add_special_tokens=False, return_tensors="pt")["input_ids"]
+        seq = torch.cat([q, y], 1)
+        with torch.no_grad():
+            out.append(response_logprobs(lm, seq, torch.ones_like(seq), q.size(1)).mean())
+    return torch.stack(out)
+
+
+def test_likelihood_rm_starts_as_the_sft_models_mean_log_likelihood(micro_farm, likelihood_rm):
+    """Before training (a = 1, head 0) the reward is the SFT model's mean log-probability of the response, whether
+    best-of-n's shared-prompt reading, a whole reading, or PPO's rollout layout (left-padded prompts) reads it."""
+    from farmlib.methods.common import score
+
+    tok = micro_farm.tokenizer()
+    outs = ["A cow.", "The cow eats grass in the field.", "Cows.", "A cow is an animal that gives milk.", "Moo."]
+    recs = [{"instruction": "Name an animal.", "input": "", "output": o} for o in outs]
+    recs.append({"instruction": "Sort these numbers: 3 1 2.", "input": "", "output": "1 2 3"})
+    want = _mean_sft_loglik(micro_farm, recs)
+    with torch.no_grad():
+        got = reward_model.rewards(likelihood_rm, tok, recs, batch_size=2)  # 5 share a prompt, 1 read whole
+        prompts = [tok(format_prompt(r["instruction"], r["input"]))["input_ids"] for r in recs]
+        resp = [tok(r["output"] + tok.eos_token, add_special_tokens=False)["input_ids"] for r in recs]
+        nq, nr = max(map(len, prompts)), max(map(len, resp))
+        seq = torch.full((len(recs), nq + nr), tok.pad_token_id)
+        mask = torch.zeros_like(seq)
+        for i, (p, y) in enumerate(zip(prompts, resp)):
+            seq[i, nq - len(p):nq], seq[i, nq:nq + len(y)] = torch.tensor(p), torch.tensor(y)
+            mask[i, nq - len(p):nq + len(y)] = 1
+        rollout = score(likelihood_rm, seq, mask, nq)
+    assert torch.allclose(got, want, atol=1e-4), (got, want)
+    assert torch.allclose(rollout, want, atol=1e-4), (rollout, want)
+
+
+def test_likelihood_rm_learns_its_weight_and_keeps_it_when_saved(micro_farm, tmp_path):
+    """Training moves ``a`` (the head stays 0); saved, the weight lives in the config and scores come back the same."""
+    sft, tok = micro_farm.sft_model(), micro_farm.tokenizer()
+    rm = reward_model.new_reward_model(sft, tok, reads="likelihood")
+    pairs = micro_farm.preference_data("p_sim_ann")
+    history = reward_model.fit(rm, tok, pairs, reward_model.RewardModelConfig(epochs=2, lr=1e-4, batch_size=8), 192)
+    assert history[-1]["likelihood_weight"] != 1.0 and not rm.score.weight.any()
+    recs = [dict(r, output=r["output_1"]) for r in pairs[:6]]
+    before = reward_model.rewards(rm, tok, recs)
+    reward_model.settle(rm).save_pretrained(tmp_path)
+    loaded = reward_model.load_reward_model(str(tmp_path))
+    assert loaded.config.likelihood_weight == pytest.approx(history[-1]["likelihood_weight"])
+    assert torch.allclose(reward_model.rewards(loaded, tok, recs), before, atol=1e-5)
+
+
+def test_likelihood_rm_refuses_an_untied_lm_head_and_an_unknown_read(micro_farm, tmp_path):
+    from transformers import AutoModelForCausalLM
+
+    sft, tok = micro_farm.sft_model(), micro_farm.tokenizer()
+    with pytest.raises(ValueError, match="reward_model.reads is 'middle'"):
+        reward_model.new_reward_model(sft, tok, reads="middle")
+    lm = AutoModelForCausalLM.from_pretrained(sft)
+    lm.config.tie_word_embeddings = False
+    lm.save_pretrained(tmp_path)
+    with pytest.raises(ValueError, match="needs an LM head tied"):
+        reward_model.new_reward_model(str(tmp_path), tok, reads="likelihood")

@@ -85,13 +85,49 @@ def head_values(model, seq: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     return model.score(hidden).squeeze(-1).float()
 
 
-def score(rm, seq: torch.Tensor, mask: torch.Tensor, n_query: int | None = None) -> torch.Tensor:
-    """The reward model's score of each sequence, read at its last real token (the last 1 of ``mask``,
-    so an EOS counts even when it is also the pad token); a :class:`TrueRewardScorer` scores the response
-    (the tokens from ``n_query`` on) by R* instead."""
+def likelihood_weight(model) -> torch.Tensor | float:
+    """``a`` of a reward model that reads its LM's likelihood (0 for one that reads its head alone): a parameter
+    while it trains, then a number in its config (:func:`farmlib.methods.reward_model.new_reward_model`)."""
+    w = getattr(model, "likelihood_weight", None)
+    return w if w is not None else float(getattr(model.config, "likelihood_weight", 0.0) or 0.0)
+
+
+def mean_loglik(model, before: torch.Tensor, tokens: torch.Tensor, token_mask: torch.Tensor) -> torch.Tensor:
+    """``[B]`` mean over the real tokens (``token_mask``) of ``log p(tokens)`` under the model's own LM head, from
+    the hidden states ``before`` (``[B, T, H]``, each the state just before its token). The LM head is the input
+    embedding (tied weights), so a sequence classifier holds it."""
+    emb = model.get_input_embeddings().weight
+    logp = torch.log_softmax(before.float() @ emb.float().T, -1).gather(-1, tokens[..., None]).squeeze(-1)
+    return (logp * token_mask).sum(1) / token_mask.sum(1).clamp(min=1)
+
+
+def response_mask_of(mask: torch.Tensor, n_response: torch.Tensor) -> torch.Tensor:
+    """Mask of each row's last ``n_response`` real tokens (its response, EOS included), whichever side is padded."""
+    from_end = mask.flip(1).cumsum(1).flip(1)  # real tokens from here to the row's end
+    return (mask.bool() & (from_end <= n_response[:, None])).long()
+
+
+def score(rm, seq: torch.Tensor, mask: torch.Tensor, n_query: int | None = None,
+          n_response: torch.Tensor | None = None) -> torch.Tensor:
+    """The reward model's score of each sequence: its head read at the last real token (the last 1 of ``mask``,
+    so an EOS counts even when it is also the pad token), plus, for a model that reads its likelihood,
+    ``a`` times the mean log-probability of the response (the tokens from ``n_query`` on, or each row's last
+    ``n_response`` real tokens). A :class:`TrueRewardScorer` scores the response by R* instead."""
     if isinstance(rm, TrueRewardScorer):
         return rm(seq, mask, n_query)
-    return head_values(rm, seq, mask)[torch.arange(seq.size(0)), last_index(mask)]
+    backbone = getattr(rm, rm.base_model_prefix)
+    hidden = backbone(input_ids=seq, attention_mask=mask, position_ids=positions(mask)).last_hidden_state
+    rows = torch.arange(seq.size(0), device=seq.device)
+    r = rm.score(hidden[rows, last_index(mask)]).squeeze(-1).float()
+    a = likelihood_weight(rm)
+    if isinstance(a, torch.Tensor) or a:
+        if n_response is None:
+            if n_query is None:
+                raise ValueError("a reward model that reads its likelihood needs n_query or n_response to find the response")
+            n_response = mask[:, n_query:].sum(1)
+        resp = response_mask_of(mask, n_response)[:, 1:]
+        r = r + a * mean_loglik(rm, hidden[:, :-1], seq[:, 1:], resp)
+    return r
 
 
 class TrueRewardScorer:

@@ -88,7 +88,7 @@ def train(farm, rm_path: str, cfg: QuarkConfig | None = None) -> str:
             seq, mask, response_mask, nq = rollout(policy, tok, [TAG + p for p in plain], cfg.temperature,
                                                    prof.max_new_tokens)
             with torch.no_grad():
-                r = score(rm, seq, mask).tolist()
+                r = score(rm, seq, mask, nq).tolist()
             bins = quantile_bins(r, cfg.n_bins)
             top = [i for i, b in enumerate(bins) if b == cfg.n_bins - 1]
             prompts = [plain[i] for i in top]

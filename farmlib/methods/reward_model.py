@@ -5,6 +5,12 @@ For a pair where output ``w`` was preferred to ``l``, Bradley–Terry says
 (:func:`bt_loss`). ``r`` is a scalar head on the SFT transformer's last token
 (``AutoModelForSequenceClassification`` with one label), so it saves and loads like any HF model
 and serves PPO as the value model's initialisation.
+
+A reward model may instead read its own language model (``reads="likelihood"``): ``r(x, y) = a · (1/|y|)
+Σ_t log p_θ(y_t | x, y_<t)``, the mean log-probability its LM head (the tied input embedding) gives the
+response, with ``a`` learned beside θ: the length-normalised implicit reward of SimPO (Meng et al. 2024).
+A small model's knowledge lives in its next-token predictions, not in its last hidden state: on tiny, a
+linear read-out of the SFT model's last state was at chance against R*, its mean log-likelihood was not.
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ from farmlib.artifacts import read_json, write_json
 from farmlib.data import paired
 from farmlib.lm.model import adds_bos, cache_kwargs, cache_of
 from farmlib.lm.supervised import length_grouped_batches, lr_at
-from farmlib.methods.common import loser, positions, score, winner
+from farmlib.methods.common import likelihood_weight, loser, mean_loglik, positions, score, winner
 from farmlib.profiles import TrainConfig
 from farmlib.progress import progress
 from farmlib.provenance import data_digest
@@ -43,6 +49,12 @@ class RewardModelConfig:
     seed: int = 0  # initialisation of the head and data order
     flip_rate: float = 0.0  # share of training labels flipped at random on top of the annotator's (label-noise ablation)
     group_by_length: bool = True  # batches of pairs of similar length (less padding)
+    reads: str = "last"  # "last": a head on the last token (the paper's); "likelihood": a · mean log p(y|x)
+
+
+#: Learning rate of ``a``, the likelihood's weight: one number, far from its start, next to weights already trained.
+WEIGHT_LR = 1e-2
+READS = ("last", "likelihood")
 
 
 def flip_labels(pairs: list[dict], rate: float, seed: int = 0) -> list[dict]:
@@ -83,16 +95,18 @@ def rewards(model, tokenizer, records: list[dict], key: str = "output", batch_si
     length (little padding)."""
     texts = _texts(tokenizer, records, key)
     by_prompt: dict[str, set[str]] = {}
+    prompt_of: dict[str, list[int]] = {}
     for r, t in zip(records, texts):
         by_prompt.setdefault(format_prompt(r["instruction"], r.get("input", "")), set()).add(t)
     scored: dict[str, float] = {}
     rest: list[str] = []
     with torch.no_grad():
         for prompt, group in by_prompt.items():
+            pre = tokenizer(prompt, add_special_tokens=adds_bos(tokenizer))["input_ids"]
+            prompt_of.update(dict.fromkeys(group, pre))
             if len(group) < SHARE_PROMPT:
                 rest += group
                 continue
-            pre = tokenizer(prompt, add_special_tokens=adds_bos(tokenizer))["input_ids"]
             shared: dict[str, list[int]] = {}
             for t in sorted(group, key=lambda t: (len(t), t)):  # an order set iteration (hash seeds) cannot change
                 response = _split(tokenizer, pre, t, max_length)
@@ -105,12 +119,14 @@ def rewards(model, tokenizer, records: list[dict], key: str = "output", batch_si
         rest = sorted(set(rest), key=lambda t: (len(t), t))  # batches made the same way in every process
         for i in range(0, len(rest), batch_size):
             chunk = rest[i:i + batch_size]
-            scored.update(zip(chunk, _forward(model, tokenizer, chunk, max_length).tolist()))
+            scored.update(zip(chunk, _forward(model, tokenizer, chunk, max_length,
+                                              [prompt_of[t] for t in chunk]).tolist()))
     return torch.tensor([scored[t] for t in texts])
 
 
 def _prompt_cache(model, prompts: list[list[int]]):
-    """Read ``prompts`` (token ids, left-padded together) once: the transformer's key/value cache and the mask."""
+    """Read ``prompts`` (token ids, left-padded together) once: the transformer's key/value cache, the mask, and
+    the last prompt token's hidden state (it predicts the response's first token)."""
     backbone = getattr(model, model.base_model_prefix)
     device = next(model.parameters()).device
     n_q = max(map(len, prompts))
@@ -119,10 +135,11 @@ def _prompt_cache(model, prompts: list[list[int]]):
     for i, ids in enumerate(prompts):
         q[i, n_q - len(ids):] = torch.tensor(ids)
         qm[i, n_q - len(ids):] = 1
-    return cache_of(backbone(input_ids=q, attention_mask=qm, position_ids=positions(qm), use_cache=True)), qm
+    out = backbone(input_ids=q, attention_mask=qm, position_ids=positions(qm), use_cache=True)
+    return cache_of(out), qm, out.last_hidden_state[:, -1]
 
 
-def _response_scores(model, cache, prompt_mask: torch.Tensor, responses: list[list[int]],
+def _response_scores(model, cache, prompt_mask: torch.Tensor, prompt_last: torch.Tensor, responses: list[list[int]],
                      owner: list[int]) -> torch.Tensor:
     """Scores of ``prompt[owner[j]] + responses[j]`` (token ids) on a prompt cache (:func:`_prompt_cache`, used up:
     its rows become the responses' rows); read at each response's last token (the EOS), as :func:`score` reads."""
@@ -140,7 +157,12 @@ def _response_scores(model, cache, prompt_mask: torch.Tensor, responses: list[li
     hidden = backbone(input_ids=ids, attention_mask=torch.cat([qm, rm_], 1), position_ids=pos,
                       use_cache=True, **cache_kwargs(backbone, cache)).last_hidden_state
     last = torch.tensor([len(r) - 1 for r in responses], device=qm.device)
-    return model.score(hidden[torch.arange(k, device=qm.device), last]).squeeze(-1).float()
+    r = model.score(hidden[torch.arange(k, device=qm.device), last]).squeeze(-1).float()
+    a = likelihood_weight(model)
+    if isinstance(a, torch.Tensor) or a:
+        before = torch.cat([prompt_last[rows][:, None], hidden[:, :-1]], 1)  # the states that predict each token
+        r = r + a * mean_loglik(model, before, ids, rm_)
+    return r
 
 
 def _split(tokenizer, pre: list[int], text: str, max_length: int) -> list[int] | None:
@@ -157,11 +179,11 @@ def _shared_prompt_scores(model, prompt: list[int], responses: list[list[int]], 
     once, and each batch of responses attends to a copy of its cached keys and values (no grad)."""
     import copy
 
-    cache, qm = _prompt_cache(model, [prompt])
+    cache, qm, last = _prompt_cache(model, [prompt])
     out = []
     for i in range(0, len(responses), batch_size):
         chunk = responses[i:i + batch_size]
-        out += _response_scores(model, copy.deepcopy(cache), qm, chunk, [0] * len(chunk)).tolist()
+        out += _response_scores(model, copy.deepcopy(cache), qm, last, chunk, [0] * len(chunk)).tolist()
     return out
 
 
@@ -177,20 +199,29 @@ def pair_rewards(model, tokenizer, batch: list[dict], max_length: int) -> tuple[
                  for pre, texts in zip(prompts, zip(_texts(tokenizer, chosen), _texts(tokenizer, rejected)))
                  for t in texts]
     if any(s is None for s in responses):
-        r = _forward(model, tokenizer, _texts(tokenizer, chosen) + _texts(tokenizer, rejected), max_length)
+        r = _forward(model, tokenizer, _texts(tokenizer, chosen) + _texts(tokenizer, rejected), max_length,
+                     prompts + prompts)
         return r[: len(batch)], r[len(batch):]
-    cache, qm = _prompt_cache(model, prompts)
-    r = _response_scores(model, cache, qm, responses, [i // 2 for i in range(2 * len(batch))])
+    cache, qm, last = _prompt_cache(model, prompts)
+    r = _response_scores(model, cache, qm, last, responses, [i // 2 for i in range(2 * len(batch))])
     return r[0::2], r[1::2]
 
 
-def _forward(model, tokenizer, texts: list[str], max_length: int) -> torch.Tensor:
+def _forward(model, tokenizer, texts: list[str], max_length: int, prompts: list[list[int]] | None = None) -> torch.Tensor:
+    """Scores of whole ``texts`` (truncated on the left). A reward model that reads its likelihood needs each text's
+    prompt (token ids, ``prompts``): what is not the prompt is the response."""
     device = next(model.parameters()).device
     side, tokenizer.truncation_side = tokenizer.truncation_side, "left"
     enc = tokenizer(texts, return_tensors="pt", padding=True, truncation=True, max_length=max_length,
                     add_special_tokens=adds_bos(tokenizer)).to(device)
     tokenizer.truncation_side = side
-    return score(model, enc["input_ids"], enc["attention_mask"])  # at the EOS, as PPO and Quark score rollouts
+    n_response = None
+    if prompts is not None:
+        n_text = enc["attention_mask"].sum(1).tolist()
+        full = [len(tokenizer(t, add_special_tokens=adds_bos(tokenizer))["input_ids"]) for t in texts]
+        n_response = torch.tensor([max(1, min(f - len(p), n - 1)) for f, p, n in zip(full, prompts, n_text)],
+                                  device=device)  # a text truncated on the left keeps its response's tail
+    return score(model, enc["input_ids"], enc["attention_mask"], n_response=n_response)  # at the EOS, as PPO scores
 
 
 def pairwise_accuracy(model, tokenizer, prefs: list[dict], max_length: int = 256) -> tuple[float, float]:
@@ -205,7 +236,9 @@ def pairwise_accuracy(model, tokenizer, prefs: list[dict], max_length: int = 256
 def fit(model, tok, pairs: list[dict], cfg: RewardModelConfig, max_length: int) -> list[dict]:
     """Minimise the Bradley–Terry loss of ``model`` on annotated pairs (in place); per-step history."""
     model.train()
-    opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr)
+    a = [p for n, p in model.named_parameters() if n == "likelihood_weight"]
+    rest = [p for n, p in model.named_parameters() if n != "likelihood_weight"]
+    opt = torch.optim.AdamW([{"params": rest, "lr": cfg.lr}, {"params": a, "lr": WEIGHT_LR, "fixed": True}])
     steps_per_epoch = math.ceil(len(pairs) / cfg.batch_size)
     total = int(steps_per_epoch * cfg.epochs)
     sched = TrainConfig(lr=cfg.lr, warmup_ratio=0.05)
@@ -222,19 +255,34 @@ def fit(model, tok, pairs: list[dict], cfg: RewardModelConfig, max_length: int) 
         r_w, r_l = pair_rewards(model, tok, batch, max_length)  # each prompt read once for both outputs
         loss = bt_loss(r_w, r_l)
         for g in opt.param_groups:
-            g["lr"] = lr_at(step, total, sched)
+            g["lr"] = WEIGHT_LR if g.get("fixed") else lr_at(step, total, sched)
         opt.zero_grad(set_to_none=True)
         loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        torch.nn.utils.clip_grad_norm_(rest, 1.0)
         opt.step()
         history.append({"step": step, "epoch": step / steps_per_epoch, "loss": loss.item(),
-                        "accuracy": (r_w > r_l).float().mean().item(), "seconds": time.time() - t0})
+                        "accuracy": (r_w > r_l).float().mean().item(), "seconds": time.time() - t0,
+                        **({"likelihood_weight": a[0].item()} if a else {})})
     model.eval()
     return history
 
 
-def new_reward_model(sft: str, tok, device: str = "cpu", seed: int = 0):
-    """A scalar head on the SFT transformer (the head freshly initialised from ``seed``)."""
+def settle(model):
+    """A trained reward model ready to save: a learned likelihood weight moves into its config (``likelihood_weight``),
+    where :func:`load_reward_model` finds it again."""
+    w = getattr(model, "likelihood_weight", None)
+    if isinstance(w, torch.nn.Parameter):
+        del model.likelihood_weight
+        model.config.likelihood_weight = w.item()
+    return model
+
+
+def new_reward_model(sft: str, tok, device: str = "cpu", seed: int = 0, reads: str = "last"):
+    """A scalar head on the SFT transformer (the head freshly initialised from ``seed``); with
+    ``reads="likelihood"``, the head is zero and frozen and the score is ``a`` (a parameter, starting at 1) times
+    the mean log-probability of the response under the model's own tied LM head."""
+    if reads not in READS:
+        raise ValueError(f"reward_model.reads is {reads!r}; choose from {', '.join(READS)}")
     verbosity = transformers.logging.get_verbosity()
     transformers.logging.set_verbosity_error()  # the new head and the unused LM head are expected: no load report
     try:
@@ -243,6 +291,13 @@ def new_reward_model(sft: str, tok, device: str = "cpu", seed: int = 0):
     finally:
         transformers.logging.set_verbosity(verbosity)
     model.config.pad_token_id = tok.pad_token_id
+    if reads == "likelihood":
+        if not getattr(model.config, "tie_word_embeddings", False):
+            raise ValueError(f"reward_model.reads = 'likelihood' needs an LM head tied to the input embedding; "
+                             f"{sft} unties them: set methods.reward_model.reads = 'last'")
+        torch.nn.init.zeros_(model.score.weight)
+        model.score.requires_grad_(False)
+        model.likelihood_weight = torch.nn.Parameter(torch.ones(()))
     return model.to(device)
 
 
@@ -272,7 +327,7 @@ def train(farm, cfg: RewardModelConfig | None = None) -> str:
 
     def build(work: Path) -> None:
         t0 = time.time()
-        model = new_reward_model(sft, tok, farm.profile.device, cfg.seed)
+        model = new_reward_model(sft, tok, farm.profile.device, cfg.seed, cfg.reads)
         if lora:
             model, wrapped = with_lora_head(model, lora, cfg.seed)
         history = fit(model, tok, tr, cfg, max_len)
@@ -288,7 +343,7 @@ def train(farm, cfg: RewardModelConfig | None = None) -> str:
             acc_true, se_true = pairwise_accuracy(model, tok, truth, max_len)
         if lora:
             model = wrapped.merge_and_unload()
-        model.save_pretrained(work)
+        settle(model).save_pretrained(work)
         tok.save_pretrained(work)
         write_json(work / "history.json", history)
         write_json(work / "metrics.json", {"val_accuracy": acc, "val_se": se, "n_val": len(val),
@@ -351,7 +406,7 @@ def accuracy_curve(farm, labels: tuple[str, ...] = ("true_reward", "human", "p_s
             data = [r for r in labelled[:n] if r["preference"] in (1, 2)]
 
             def build(work: Path, data=data) -> None:
-                model = new_reward_model(sft, tok, farm.profile.device)
+                model = new_reward_model(sft, tok, farm.profile.device, reads=cfg.reads)
                 fit(model, tok, data, cfg, max_len)
                 acc_t, se_t = pairwise_accuracy(model, tok, held_true, max_len)
                 acc_p, se_p = pairwise_accuracy(model, tok, held_people, max_len)
