@@ -272,3 +272,11 @@ def test_accuracy_curve_figure_and_sentence():
     s = report.curve_sentence(curve)
     assert "70.0 ± 2.0 % with true_reward labels (1000 pairs)" in s and "55.0 ± 2.0 % with p_sim_ann" in s
     assert "best point is true_reward labels at 1000 pairs" in s
+    untrained = pd.DataFrame({"labels": ["true_reward", "p_sim_ann"], "pairs": [0, 0], "acc_true": [0.65, 0.65],
+                              "se_true": [0.02, 0.02], "label agreement with R*": [1.0, 0.6]})
+    curve = pd.concat([untrained, curve.assign(**{"label agreement with R*": [1.0, 1.0, 0.6, 0.6]})], ignore_index=True)
+    fig = report.accuracy_curve_figure(curve)
+    assert len(fig.axes[0].containers) == 2 and "before any label" in [t.get_text() for t in fig.axes[0].get_legend().texts]
+    s = report.curve_sentence(curve)
+    assert s.startswith("Before any label the reward model already ranks 65.0 ± 2.0 %") and "adds +5.0 points" in s
+    assert list(report.scale_table(curve, 0.68).index) == ["true_reward", "p_sim_ann"]

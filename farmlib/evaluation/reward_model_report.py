@@ -46,9 +46,10 @@ def _reach(v: float | None, largest: int) -> str:
 def scale_table(curve: pd.DataFrame, acc_needed: float) -> pd.DataFrame:
     """Per label source of the accuracy curve (columns labels, pairs, acc_true, se_true, "label agreement with
     R*"): its largest point, the points gained per doubling of pairs, and the pairs it needs for ``acc_needed``
-    (measured where a point reaches it, else extrapolated along a line in log-pairs)."""
+    (measured where a point reaches it, else extrapolated along a line in log-pairs). A point at 0 pairs (before
+    any label) is no label source's: it is left out."""
     rows = []
-    for source, g in curve.groupby("labels", sort=False):
+    for source, g in curve[curve["pairs"] > 0].groupby("labels", sort=False):
         fit = pairs_for_accuracy(list(g["pairs"]), list(g["acc_true"]), list(g["se_true"]), acc_needed)
         hit = g[g["acc_true"] >= acc_needed]  # measured points at or above the needed accuracy
         ext = _reach(fit["pairs_needed"], int(g["pairs"].max()))
@@ -167,12 +168,16 @@ def needed_accuracy_figure(oracle: pd.DataFrame, n_max: int, ours: tuple[float, 
 
 
 def accuracy_curve_figure(curve: pd.DataFrame):
-    """Held-out accuracy against R* (with its standard error) by training pairs, one line per label source."""
+    """Held-out accuracy against R* (with its standard error) by training pairs, one line per label source; a point
+    at 0 pairs (the reward model before any label) is a dashed line across, as a log axis has no 0."""
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(7, 4))
-    for source, g in curve.groupby("labels", sort=False):
+    untrained = curve[curve["pairs"] == 0]
+    for source, g in curve[curve["pairs"] > 0].groupby("labels", sort=False):
         ax.errorbar(g["pairs"], 100 * g["acc_true"], yerr=100 * g["se_true"], marker="o", capsize=3, label=source)
+    if len(untrained):
+        ax.axhline(100 * untrained["acc_true"].iloc[0], color="black", ls="--", lw=1, label="before any label")
     ax.axhline(50, color="gray", ls=":", lw=1)
     ax.set(xscale="log", xlabel="training pairs", ylabel="held-out accuracy against R* (%)",
            title="Reward-model accuracy by training pairs and label source")
@@ -182,10 +187,19 @@ def accuracy_curve_figure(curve: pd.DataFrame):
 
 
 def curve_sentence(curve: pd.DataFrame) -> str:
-    """What :func:`accuracy_curve_figure` shows: each label source's accuracy with all its pairs, and the best point."""
-    best = curve.loc[curve["acc_true"].idxmax()]
-    by = curve[curve["pairs"] == curve.groupby("labels")["pairs"].transform("max")].set_index("labels")
-    return ("With all its pairs, the reward model reaches "
+    """What :func:`accuracy_curve_figure` shows: the reward model before any label (if measured), each label
+    source's accuracy with all its pairs, and the best point."""
+    untrained = curve[curve["pairs"] == 0]
+    trained = curve[curve["pairs"] > 0]
+    best = trained.loc[trained["acc_true"].idxmax()]
+    by = trained[trained["pairs"] == trained.groupby("labels")["pairs"].transform("max")].set_index("labels")
+    start = ""
+    if len(untrained):
+        u = untrained.iloc[0]
+        gain = 100 * (best["acc_true"] - u["acc_true"])
+        start = (f"Before any label the reward model already ranks {100 * u.acc_true:.1f} ± {100 * u.se_true:.1f} % of "
+                 f"the held-out pairs as R* does; the best point adds {gain:+.1f} points to that. ")
+    return (start + "With all its pairs, the reward model reaches "
             + ", ".join(f"{100 * r.acc_true:.1f} ± {100 * r.se_true:.1f} % with {s} labels ({int(r.pairs)} pairs)"
                         for s, r in by.iterrows())
             + f" (against R*). The best point is {best['labels']} labels at {int(best['pairs'])} pairs. "
