@@ -1,5 +1,7 @@
 """Chapter 16's over-optimisation findings on hand-made curves: every branch that words a conclusion."""
 
+import math
+
 import pandas as pd
 import pytest
 
@@ -46,3 +48,43 @@ def test_shown_fits_one_column_per_quantity():
     t = O.shown(_curve([40.0, 60.0, 45.0]), "KL bound", ["human"])
     assert list(t.columns) == ["KL bound", "surrogate reward", "true reward R*", "length (chars)", "win-rate human (%)"]
     assert t.loc[2, "win-rate human (%)"] == "60.0 ± 2.0"
+
+
+@pytest.mark.parametrize("form, alpha, beta, peak", [
+    ("best_of_n", 0.8, 0.2, 2.0),  # d (α − β d) peaks at α / 2β
+    ("rl", 0.5, 0.25, math.exp(0.5 / 0.25 - 1)),  # d (α − β log d) peaks at exp(α/β − 1)
+])
+def test_gao_fit_recovers_its_form_and_peak(form, alpha, beta, peak):
+    d = [0.0, 0.5, 1.0, 1.5, 2.5, 3.0]
+    gain = [O.gao_value({"form": form, "alpha": alpha, "beta": beta}, x) for x in d]
+    fit = O.gao_fit(d, gain, form)
+    assert fit["alpha"] == pytest.approx(alpha) and fit["beta"] == pytest.approx(beta)
+    assert fit["peak_d"] == pytest.approx(peak) and fit["points"] == 5  # d = 0 carries no information
+
+
+def test_gao_fit_edge_cases():
+    assert O.gao_fit([0.0, 1.0], [0.0, 0.3], "best_of_n") is None  # one informative point
+    rising = O.gao_fit([0.5, 1.0, 2.0], [0.5, 1.0, 2.0], "best_of_n")  # a straight line: β = 0, no peak
+    assert rising["beta"] == pytest.approx(0.0, abs=1e-9) and rising["peak_d"] is None
+    with pytest.raises(ValueError, match="form is 'linear'"):
+        O.gao_fit([1.0, 2.0], [1.0, 2.0], "linear")
+
+
+def test_gao_fits_sentence_and_figure():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    bon = pd.DataFrame({"KL bound": [0.0, 0.25, 1.0, 2.25, 4.0], "surrogate reward": [0.0, 0.5, 1.0, 1.5, 2.0],
+                        "se surrogate": 0.05, "true reward R*": [0.0, 0.35, 0.6, 0.75, 0.8], "se R*": 0.02},
+                       index=pd.Index([1, 2, 4, 8, 16], name="n"))
+    ppo = pd.DataFrame({"KL (held-out)": [0.0, 1.0, 4.0], "surrogate reward": [0.0, 0.4, 0.9], "se surrogate": 0.05,
+                        "true reward R*": [0.0, 0.3, 0.2], "se R*": 0.02}, index=pd.Index([0, 10, 20], name="step"))
+    fits = O.gao_fits(bon, ppo)
+    assert fits[("best-of-n", "true reward R*")]["peak_d"] == pytest.approx(2.0, rel=0.05)  # 0.8 d − 0.2 d²
+    assert fits[("best-of-n", "surrogate reward")]["peak_d"] is None  # a straight line in d
+    s = O.gao_sentence(fits)
+    assert "For best-of-n, R*'s gain fits d (α − β d) with α = 0.80, β = 0.20, highest at √KL = 2.00" in s
+    assert "the surrogate's fit has no turn down" in s and "For PPO, R*'s gain fits d (α − β log d)" in s
+    assert O.gao_sentence({}) == ""
+    fig = O.reward_figure(bon, ppo)
+    assert fig.axes[0].get_xlabel().startswith("√KL") and len(fig.axes[1].lines) >= 3  # two fits and the zero line

@@ -117,20 +117,105 @@ def win_rate_sentence(curve: pd.DataFrame, verdicts: dict, n_max: int, n_prompts
         "points.")
 
 
+#: Gao, Schulman & Hilton's (2022) forms of a reward's gain over the initial policy against d = √KL.
+GAO_FORMS = {"best_of_n": "d (α − β d)", "rl": "d (α − β log d)"}
+
+
+def gao_fit(d, gain, form: str) -> dict | None:
+    """Least-squares ``α, β`` of :data:`GAO_FORMS` ``[form]`` through the origin (no gain at d = 0), over the points
+    with d > 0 and a finite gain; None with fewer than two. ``peak_d``: where the fitted gain is highest (None when
+    it still rises: β ≤ 0)."""
+    if form not in GAO_FORMS:
+        raise ValueError(f"form is {form!r}; choose from {', '.join(GAO_FORMS)}")
+    pts = [(x, y) for x, y in zip(d, gain) if x > 0 and math.isfinite(x) and math.isfinite(y)]
+    if len(pts) < 2:
+        return None
+    basis = [(x, -x * x) if form == "best_of_n" else (x, -x * math.log(x)) for x, _ in pts]
+    s11 = sum(a * a for a, _ in basis)
+    s12 = sum(a * b for a, b in basis)
+    s22 = sum(b * b for _, b in basis)
+    t1 = sum(a * y for (a, _), (_, y) in zip(basis, pts))
+    t2 = sum(b * y for (_, b), (_, y) in zip(basis, pts))
+    det = s11 * s22 - s12 * s12
+    if abs(det) < 1e-12:
+        return None
+    alpha, beta = (t1 * s22 - t2 * s12) / det, (s11 * t2 - s12 * t1) / det
+    peak = None
+    if beta > 0:
+        peak = alpha / (2 * beta) if form == "best_of_n" else math.exp(alpha / beta - 1)
+    return {"form": form, "alpha": alpha, "beta": beta, "peak_d": peak, "points": len(pts)}
+
+
+def gao_value(fit: dict, d: float) -> float:
+    """The fitted gain at ``d``."""
+    if d <= 0:
+        return 0.0
+    return d * (fit["alpha"] - fit["beta"] * (d if fit["form"] == "best_of_n" else math.log(d)))
+
+
+def gao_fits(curve: pd.DataFrame, ppo: pd.DataFrame | None) -> dict:
+    """Gao et al.'s forms fitted to the gains (over each method's own start) of the surrogate reward and of R*:
+    ``{(method, quantity): fit}`` for best-of-n (d = √ of the KL bound) and PPO (d = √ of the held-out KL)."""
+    out = {}
+    for method, table, kl, form in (("best-of-n", curve, "KL bound", "best_of_n"), ("PPO", ppo, "KL (held-out)", "rl")):
+        if table is None:
+            continue
+        d = [math.sqrt(max(k, 0.0)) for k in table[kl]]
+        for col in ("surrogate reward", "true reward R*"):
+            gain = [v - table[col].iloc[0] for v in table[col]]
+            out[(method, col)] = gao_fit(d, gain, form)
+    return out
+
+
+def gao_sentence(fits: dict) -> str:
+    """:func:`gao_fits` read aloud: each fit's α and β, and where the truth's fitted gain peaks against the proxy's."""
+    parts = []
+    for method in ("best-of-n", "PPO"):
+        sur, true = fits.get((method, "surrogate reward")), fits.get((method, "true reward R*"))
+        if true is None:
+            continue
+        form = GAO_FORMS[true["form"]]
+        s = f"For {method}, R*'s gain fits {form} with α = {true['alpha']:.2f}, β = {true['beta']:.2f}"
+        s += (f", highest at √KL = {true['peak_d']:.2f} (KL = {true['peak_d'] ** 2:.1f} nats)" if true["peak_d"]
+              else ", with no turn down (β ≤ 0)")
+        if sur is not None:
+            s += (f"; the surrogate's fit peaks at √KL = {sur['peak_d']:.2f}" if sur["peak_d"]
+                  else "; the surrogate's fit has no turn down")
+        parts.append(s + ".")
+    if not parts:
+        return ""
+    return ("**Gao et al.'s forms.** " + " ".join(parts) + " Where the truth's curve turns down while the proxy's goes on "
+            "rising, the proxy and the truth have parted: past that KL, more optimisation buys reward-model score, not "
+            "what people want.")
+
+
 def reward_figure(curve: pd.DataFrame, ppo: pd.DataFrame | None):
-    """Surrogate reward and R* against KL to SFT, best-of-n (KL bound) and PPO (held-out KL)."""
+    """Gain of the surrogate reward and of R* over each method's start, against √KL to SFT (best-of-n: the KL bound;
+    PPO: the held-out KL), with Gao et al.'s fitted forms (:func:`gao_fits`) as lines."""
     import matplotlib.pyplot as plt
 
+    fits = gao_fits(curve, ppo)
     fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
+    series = [("best-of-n", curve, "KL bound", "o", "C0")]
+    if ppo is not None:
+        series.append(("PPO", ppo, "KL (held-out)", "s", "C1"))
     for ax, col, se, title in ((axes[0], "surrogate reward", "se surrogate", "what the method optimises"),
                                (axes[1], "true reward R*", "se R*", "what people want")):
-        ax.errorbar(curve["KL bound"], curve[col], yerr=curve[se], marker="o", capsize=3, label="best-of-n (KL bound)")
+        for method, table, kl, marker, color in series:
+            d = [math.sqrt(max(k, 0.0)) for k in table[kl]]
+            gain = [v - table[col].iloc[0] for v in table[col]]
+            ax.errorbar(d, gain, yerr=table[se], marker=marker, capsize=3, ls="none", color=color, label=method)
+            fit = fits.get((method, col))
+            if fit is not None:
+                xs = [max(d) * i / 50 for i in range(51)]
+                ax.plot(xs, [gao_value(fit, x) for x in xs], color=color, lw=1.2,
+                        label=f"{GAO_FORMS[fit['form']]}: α={fit['alpha']:.2f}, β={fit['beta']:.2f}")
         for n, r in curve.iterrows():
-            ax.annotate(f"n={n}", (r["KL bound"], r[col]), fontsize=7, xytext=(3, -9), textcoords="offset points")
-        if ppo is not None:
-            ax.errorbar(ppo["KL (held-out)"], ppo[col], yerr=ppo[se], marker="s", capsize=3, label="PPO (held-out KL)")
-        ax.set(xlabel="KL to the SFT model (nats)", ylabel=f"mean {col} (reward units)", title=title)
-        ax.legend(fontsize=8)
+            ax.annotate(f"n={n}", (math.sqrt(r["KL bound"]), r[col] - curve[col].iloc[0]), fontsize=7,
+                        xytext=(3, -9), textcoords="offset points")
+        ax.axhline(0, color="gray", ls=":", lw=1)
+        ax.set(xlabel="√KL to the SFT model (√nats)", ylabel=f"gain in mean {col} (reward units)", title=title)
+        ax.legend(fontsize=7)
     fig.tight_layout()
     return fig
 
