@@ -1,0 +1,87 @@
+"""What a selector must read to turn SFT samples into better answers (issue: learning from feedback must work).
+
+    python benchmarks/reward_readouts.py [--profile tiny] [--world-seed 0] [--n 16] [--n-prompts 200] [--out F]
+
+One draw of SFT samples (temperature 1; chapter 5's ceiling draw when the sizes match, so it is cached after a
+book build) on the first ``--n-prompts`` evaluation instructions; each selector picks its favourite of the first
+1, 4 and n candidates, and the people judge the picks against the reference. Selectors: R* itself (the oracle);
+each judge family's own score (they know the world's answers, never R*); the SFT model's mean log-likelihood of
+the answer (the likelihood-reading reward model before any label); and reward models trained on the profile's
+preference pairs that read the last token's state (AlpacaFarm's) or their likelihood (FarmWorld's). Prints each
+selector's win-rates, the share of its picks that are disfluent, and, for the reward models, held-out accuracy
+against R*.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+from farmlib import Farm
+from farmlib.methods import reward_model
+from farmlib.methods.best_of_n import BestOfNCurveConfig, draw, prefix_choices
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--profile", default="tiny")
+    ap.add_argument("--world-seed", type=int, default=0)
+    ap.add_argument("--n", type=int, default=16)
+    ap.add_argument("--n-max", type=int, default=64, help="the draw's size (64: chapter 5's ceiling draw)")
+    ap.add_argument("--n-prompts", type=int, default=200)
+    ap.add_argument("--out", default=None)
+    args = ap.parse_args()
+    farm = Farm(args.profile, world_seed=args.world_seed)
+    t0 = time.time()
+    _, cands = draw(farm, BestOfNCurveConfig(n_max=args.n_max, n_prompts=args.n_prompts))
+    cands = [row[:args.n] for row in cands]  # best-of-n reads the first n of a larger draw
+    flat = [c for row in cands for c in row]
+    tok, max_len, w = farm.tokenizer(), farm.profile.model.max_length, farm.world
+
+    def per_prompt(scores: list[float]) -> list[list[float]]:
+        return [scores[i * args.n:(i + 1) * args.n] for i in range(len(cands))]
+
+    selectors = {"R* (oracle)": per_prompt(farm.true_rewards(flat))}
+    for fam, lm in farm.annotators.judge_lms().items():
+        selectors[f"judge {fam}'s score"] = per_prompt(lm.scores(flat))
+    untrained = reward_model.new_reward_model(farm.sft_model(), tok, farm.profile.device, reads="likelihood")
+    selectors["SFT mean log-likelihood (no label)"] = per_prompt(reward_model.rewards(untrained, tok, flat, max_length=max_len).tolist())
+    accuracy = {}
+    defaults = reward_model.RewardModelConfig()
+    for name, over in (("last", {"reads": "last", "lr": defaults.lr, "epochs": defaults.epochs}), ("likelihood", {})):
+        path = reward_model.train(farm, farm.method_config("reward_model", over))
+        m = reward_model.metrics(path)
+        label = f"reward model, reads={name} ({m['n_train']} pairs)"
+        rm = reward_model.load_reward_model(path, farm.profile.device)
+        selectors[label] = per_prompt(reward_model.rewards(rm, tok, flat, max_length=max_len).tolist())
+        accuracy[label] = (m["val_accuracy_true"], m["val_se_true"])
+    reference = farm.reference_outputs()[:len(cands)]
+    ns = sorted({1, 4, args.n})
+    rows = []
+    for name, scores in selectors.items():
+        picks = prefix_choices(scores, ns)
+        row = {"selector": name}
+        for n in ns:
+            chosen = [dict(cands[i][k], generator=f"{name}@{n}") for i, k in enumerate(picks[n])]
+            wr = farm.evaluate(chosen, "human", reference=reference)[0]
+            row[f"best-of-{n}"], row[f"se-{n}"] = wr.win_rate, wr.standard_error
+        top = [cands[i][k] for i, k in enumerate(picks[args.n])]
+        row["disfluent picks"] = sum(w.reward_breakdown(c["instruction"], c["input"], c["output"])["disfluency"] > 0
+                                     for c in top) / len(top)
+        row["accuracy vs R*"] = accuracy.get(name)
+        rows.append(row)
+    print(f"{args.profile}, world seed {args.world_seed}: best-of-n under the people vs the reference, first "
+          f"{len(cands)} eval instructions ({time.time() - t0:.0f} s)")
+    print(f"{'selector':<44}" + "".join(f"{'n=' + str(n):>14}" for n in ns) + f"{'disfluent':>11}{'acc vs R*':>15}")
+    for r in rows:
+        acc = r["accuracy vs R*"]
+        print(f"{r['selector']:<44}" + "".join(f"{r[f'best-of-{n}']:>8.1f} ± {r[f'se-{n}']:.1f}" for n in ns)
+              + f"{100 * r['disfluent picks']:>10.0f}%" + (f"{100 * acc[0]:>9.1f} ± {100 * acc[1]:.1f}" if acc else ""))
+    if args.out:
+        with open(args.out, "w") as fh:
+            json.dump({"profile": args.profile, "world_seed": args.world_seed, "n": args.n, "rows": rows}, fh, indent=1)
+
+
+if __name__ == "__main__":
+    main()
