@@ -9,7 +9,8 @@ plumbing lives here, tested once:
 - :func:`evaluation`: the win-rate table beside SFT 10k and the paper's row, and a few answers side by side;
 - :func:`reading`: what the table says, in sentences computed from the run;
 - :func:`write_method_metrics`: the chapter's metrics file (win-rates, standard errors, length, time);
-- :func:`loss_curve`: the training loss of a fine-tuning method, per step and smoothed.
+- :func:`loss_curve`: the training loss of a fine-tuning method, per step and smoothed;
+- :func:`dpo_curves`: DPO's loss beside its implicit rewards.
 """
 
 from __future__ import annotations
@@ -153,4 +154,30 @@ def loss_curve(hist, title: str, ylabel: str = "next-token loss (nats)", window:
     ax.set(xlabel="optimizer step", ylabel=ylabel, title=title)
     ax.legend()
     fig.tight_layout()
+    return fig
+
+
+def dpo_curves(hist, title: str, window: int = 10):
+    """DPO's training history (a DataFrame with ``step``, ``loss`` and the implicit rewards ``rewards/margins``,
+    ``rewards/chosen``, ``rewards/rejected``) as two panels: the loss per step and smoothed, against log 2 (a zero
+    margin: the policy is the reference); the margin and its two implicit rewards, smoothed. Returns the figure."""
+    import matplotlib.pyplot as plt
+
+    # constrained layout keeps the right panel's y-label clear of the left panel at the page's width
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 3.8), layout="constrained")
+    fig.get_layout_engine().set(wspace=0.06)
+    smooth = {c: hist[c].rolling(window, min_periods=1).mean() for c in hist.columns if c != "step"}
+    left.plot(hist["step"], hist["loss"], lw=0.8, alpha=0.4, label="per step")
+    left.plot(hist["step"], smooth["loss"], label=f"moving average ({window})")
+    left.axhline(math.log(2), color="gray", ls=":", lw=1, label="log 2: policy = reference")
+    left.set(xlabel="optimizer step", ylabel="DPO loss (nats)", title="Loss")
+    left.legend(fontsize=8)
+    for col, label in [("rewards/margins", "margin m"), ("rewards/chosen", "chosen r̂(x, y_w)"),
+                       ("rewards/rejected", "rejected r̂(x, y_l)")]:
+        right.plot(hist["step"], smooth[col], label=label)
+    right.axhline(0, color="gray", ls=":", lw=1)
+    right.set(xlabel="optimizer step", ylabel="implicit reward β·log(π/π_ref)",
+              title=f"Implicit rewards (moving average {window})")
+    right.legend(fontsize=8)
+    fig.suptitle(title)
     return fig

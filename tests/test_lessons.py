@@ -272,3 +272,24 @@ def test_accuracy_curve_figure_and_sentence():
     s = report.curve_sentence(curve)
     assert "70.0 ± 2.0 % with true_reward labels (1000 pairs)" in s and "55.0 ± 2.0 % with p_sim_ann" in s
     assert "best point is true_reward labels at 1000 pairs" in s
+
+
+def test_dpo_curves_two_panels_with_labels_that_do_not_overlap():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    steps = range(30)
+    hist = pd.DataFrame({"step": steps, "loss": [0.69 - 0.01 * i for i in steps],
+                         "rewards/margins": [0.02 * i for i in steps], "rewards/chosen": [-0.01 * i for i in steps],
+                         "rewards/rejected": [-0.03 * i for i in steps]})
+    fig = lessons.dpo_curves(hist, "DPO on p_sim_ann pairs")
+    left, right = fig.axes[:2]
+    assert len(left.lines) == 3 and len(right.lines) == 4  # loss, smoothed, log 2 | three rewards, zero
+    assert all(ax.get_xlabel() and ax.get_ylabel() and ax.get_title() for ax in (left, right))
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    # the right panel's y-label keeps a quarter inch from everything the left panel draws (tick labels included;
+    # tight_layout left 0.18 in) and stays below the title (tight_layout let it run into it)
+    label = right.yaxis.label.get_window_extent(renderer)
+    assert label.x0 - left.get_tightbbox(renderer).x1 >= 0.25 * fig.dpi
+    assert label.y1 < fig.texts[0].get_window_extent(renderer).y0
