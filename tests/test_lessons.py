@@ -293,3 +293,20 @@ def test_dpo_curves_two_panels_with_labels_that_do_not_overlap():
     label = right.yaxis.label.get_window_extent(renderer)
     assert label.x0 - left.get_tightbbox(renderer).x1 >= 0.25 * fig.dpi
     assert label.y1 < fig.texts[0].get_window_extent(renderer).y0
+
+
+def test_ppo_curves_one_titled_panel_per_curve_with_the_held_out_points():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    hist = pd.DataFrame({"step": range(8), "reward": [0.1 * i for i in range(8)], "kl": [0.01 * i for i in range(8)],
+                         "length_tokens": [20 - i for i in range(8)]})
+    held = pd.DataFrame({"step": [0, 4, 8], "reward": [0.0, 0.3, 0.5], "kl": [0.0, 0.02, 0.05],
+                         "length_tokens": [20, 18, 16]})
+    fig = lessons.ppo_curves(hist, held)
+    assert [ax.get_title() for ax in fig.axes] == [name for _, name, _ in lessons.PPO_CURVES]
+    assert all(len(ax.lines) == 3 and ax.get_xlabel() and ax.get_ylabel() for ax in fig.axes)
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    for a, b in zip(fig.axes, fig.axes[1:]):  # each y-label clear of the panel to its left
+        assert b.yaxis.label.get_window_extent(renderer).x0 > a.get_tightbbox(renderer).x1
