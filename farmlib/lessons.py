@@ -178,7 +178,7 @@ def dpo_curves(hist, title: str, window: int = 10):
                        ("rewards/rejected", "rejected r̂(x, y_l)")]:
         right.plot(hist["step"], smooth[col], label=label)
     right.axhline(0, color="gray", ls=":", lw=1)
-    right.set(xlabel="optimizer step", ylabel="implicit reward β·log(π/π_ref)",
+    right.set(xlabel="optimizer step", ylabel=r"implicit reward $\beta\,\log(\pi/\pi_\mathrm{ref})$",
               title=f"Implicit rewards (moving average {window})")
     right.legend(fontsize=8)
     fig.suptitle(title)
@@ -186,7 +186,7 @@ def dpo_curves(hist, title: str, window: int = 10):
 
 
 #: PPO's three training curves: (history column, panel title, y-axis label)
-PPO_CURVES = [("reward", "Reward-model score", "score r_φ (logit units)"),
+PPO_CURVES = [("reward", "Reward-model score", r"score $r_\phi$ (logit units)"),
               ("kl", "KL to SFT", "KL (nats per response)"),
               ("length_tokens", "Response length", "length (tokens per response)")]
 
