@@ -9,7 +9,9 @@ plumbing lives here, tested once:
 - :func:`evaluation`: the win-rate table beside SFT 10k and the paper's row, and a few answers side by side;
 - :func:`reading`: what the table says, in sentences computed from the run;
 - :func:`write_method_metrics`: the chapter's metrics file (win-rates, standard errors, length, time);
-- :func:`loss_curve`: the training loss of a fine-tuning method, per step and smoothed.
+- :func:`loss_curve`: the training loss of a fine-tuning method, per step and smoothed;
+- :func:`dpo_curves`: DPO's loss beside its implicit rewards;
+- :func:`ppo_curves`: PPO's reward-model score, KL to SFT and length, on rollouts and held-out prompts.
 """
 
 from __future__ import annotations
@@ -153,4 +155,56 @@ def loss_curve(hist, title: str, ylabel: str = "next-token loss (nats)", window:
     ax.set(xlabel="optimizer step", ylabel=ylabel, title=title)
     ax.legend()
     fig.tight_layout()
+    return fig
+
+
+def dpo_curves(hist, title: str, window: int = 10):
+    """DPO's training history (a DataFrame with ``step``, ``loss`` and the implicit rewards ``rewards/margins``,
+    ``rewards/chosen``, ``rewards/rejected``) as two panels: the loss per step and smoothed, against log 2 (a zero
+    margin: the policy is the reference); the margin and its two implicit rewards, smoothed. Returns the figure."""
+    import matplotlib.pyplot as plt
+
+    # constrained layout keeps the right panel's y-label clear of the left panel; 9 inches wide, the figure is
+    # shrunk little to the page's text column, so its labels stay readable
+    fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.6), layout="constrained")
+    fig.get_layout_engine().set(wspace=0.06)
+    smooth = {c: hist[c].rolling(window, min_periods=1).mean() for c in hist.columns if c != "step"}
+    left.plot(hist["step"], hist["loss"], lw=0.8, alpha=0.4, label="per step")
+    left.plot(hist["step"], smooth["loss"], label=f"moving average ({window})")
+    left.axhline(math.log(2), color="gray", ls=":", lw=1, label="log 2: policy = reference")
+    left.set(xlabel="optimizer step", ylabel="DPO loss (nats)", title="Loss")
+    left.legend(fontsize=8)
+    for col, label in [("rewards/margins", "margin m"), ("rewards/chosen", "chosen r̂(x, y_w)"),
+                       ("rewards/rejected", "rejected r̂(x, y_l)")]:
+        right.plot(hist["step"], smooth[col], label=label)
+    right.axhline(0, color="gray", ls=":", lw=1)
+    right.set(xlabel="optimizer step", ylabel=r"implicit reward $\beta\,\log(\pi/\pi_\mathrm{ref})$",
+              title=f"Implicit rewards (moving average {window})")
+    right.legend(fontsize=8)
+    fig.suptitle(title)
+    return fig
+
+
+#: PPO's three training curves: (history column, panel title, y-axis label)
+PPO_CURVES = [("reward", "Reward-model score", r"score $r_\phi$ (logit units)"),
+              ("kl", "KL to SFT", "KL (nats per response)"),
+              ("length_tokens", "Response length", "length (tokens per response)")]
+
+
+def ppo_curves(hist, held, title: str = "PPO", window: int = 5):
+    """PPO's training (``hist``: one row per step, the rollout batch's ``reward``, ``kl`` and ``length_tokens``)
+    and its held-out evaluations (``held``: the same columns, every ``eval_every`` steps), one panel per curve:
+    per batch, smoothed, and on the held-out prompts. Returns the figure."""
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(PPO_CURVES), figsize=(10, 3.5), layout="constrained")
+    fig.get_layout_engine().set(wspace=0.06)
+    for ax, (col, name, ylabel) in zip(axes, PPO_CURVES):
+        ax.plot(hist["step"], hist[col], lw=0.8, alpha=0.4, label="rollout batch")
+        ax.plot(hist["step"], hist[col].rolling(window, min_periods=1).mean(), label=f"moving average ({window})")
+        if col in held:
+            ax.plot(held["step"], held[col], "o-", label="held-out prompts")
+        ax.set(xlabel="PPO step", ylabel=ylabel, title=name)
+    axes[0].legend(fontsize=8)
+    fig.suptitle(title)
     return fig

@@ -43,3 +43,28 @@ def test_leaderboard_caption_counts_clear_wins_and_skips_missing_annotators():
     s = captions.leaderboard_caption(board)
     assert "under `p_sim_eval` the top method is ppo (60.0 ± 2.0 %), and 1 of 2 methods beat" in s
     assert "human" not in s
+
+
+def test_split_overlap_counts_shared_and_recurring_instructions():
+    def rec(i):
+        return {"instruction": f"task {i}", "input": ""}
+
+    splits = {"eval": [rec(0), rec(1)], "sft": [rec(2), rec(2), rec(3)], "val": [rec(1), rec(3)]}
+    o = captions.split_overlap(splits)
+    assert o["pairs"] == {"eval∩sft": 0, "eval∩val": 1, "sft∩val": 1}
+    assert o["eval_overlap"] == 1
+    # rec(2) twice in sft, rec(3) in sft and val: two of five training records repeat an earlier instruction
+    assert (o["recurring"], o["training_records"]) == (2, 5)
+    s = captions.split_overlap_caption(o)
+    assert "**1 instruction of `eval` is found in another split**" in s and "2 of the 5 records" in s and "40.0%" in s
+    clean = captions.split_overlap({"eval": [rec(0)], "sft": [rec(1)]})
+    assert captions.split_overlap_caption(clean).startswith("No instruction of `eval` is found in another split; 0 of the 1")
+
+
+def test_degenerate_caption_names_the_closest_call_or_the_corruption_that_wins():
+    d = pd.DataFrame({"crowd majority": [1.0, 0.9], "one person": [0.8, 0.7]}, index=["loop", "padded"])
+    s = captions.degenerate_caption(d)
+    assert "at least 90.0 % of pairs (the closest call: *padded*)" in s and "at least 70.0 %" in s
+    d.loc["padded", "crowd majority"] = 0.4
+    s = captions.degenerate_caption(d)
+    assert s.startswith("**Not every corruption loses**") and "*padded*" in s and "only 40.0 %" in s

@@ -163,3 +163,51 @@ def test_what_moves_shown_keeps_what_the_sentence_reads():
     t["pairs"], t["quality longer − shorter"], t["P(longer) 95 %"] = 20, 0.0, "0.40–0.60"
     shown = T.what_moves_shown(t).data
     assert list(shown.columns)[-1] == "P(longer) on calib. pairs" and "agreement" not in shown
+
+
+# -- the plumbing the chapter calls, on hand-made data ----------------------------------------------------------
+class LongerCrowd:
+    """People who always prefer the longer output."""
+
+    people = [0, 1, 2, 3]
+
+    def p_prefer_2(self, person, r):
+        return 1.0 if len(r["output_2"]) > len(r["output_1"]) else 0.0
+
+
+def test_calibration_and_sft_sets_label_the_calibration_pairs_and_keep_the_sft_labels():
+    pairs = [{"instruction": "i", "input": "", "output_1": "0.2 a", "output_2": "0.6 b b"},
+             {"instruction": "i", "input": "", "output_1": "0.9 c c c", "output_2": "0.1 d"}]
+    sft_humans = [[1, 1], [2, 2]]  # the shorter one, every time
+    table, shown, intervals = T.calibration_and_sft_sets(FakeWorld(), LongerCrowd(), pairs, pairs, sft_humans, draws=2)
+    assert list(table.index) == [T.CALIBRATION_SET, T.SFT_SET] and set(intervals) == {T.CALIBRATION_SET, T.SFT_SET}
+    assert table.loc[T.CALIBRATION_SET, "P(longer)"] == 1.0 and table.loc[T.SFT_SET, "P(longer)"] == 0.0
+    assert shown.loc[T.CALIBRATION_SET, "P(longer)"].startswith("1.00 (")
+
+
+def test_accuracy_shown_drops_the_accuracy_and_keeps_three_decimals_for_p_longer():
+    styled = T.accuracy_shown(_by_accuracy([0.45, 0.62, 0.66]))
+    assert "accuracy" not in styled.data and T.WIN in styled.data
+    assert "0.620" in styled.to_html() and "30.0" in styled.to_html()
+
+
+def test_sampling_reading_finds_its_rows_by_the_tables_own_names():
+    moves = pd.DataFrame({"mean quality": [0.2, 0.3], "P(longer)": [0.45, 0.5]},
+                         index=["nothing (the book's SFT pairs)", T.temperature_row(0.7)])
+    s = T.sampling_reading(0.6, 0.3, 0.7, moves, _by_accuracy([0.45, 0.62, 0.66]))
+    assert "at temperature 0.7, mean quality is 0.30" in s and "much worse than what it knows" in s
+    assert "+0.00 in quality and costs +0.10 more in defects" in s  # the SFT row of the accuracy table
+
+
+def test_greedy_and_sampled_quality_reads_both_decodings():
+    class Farm:
+        world = FakeWorld()
+
+        def sft_model(self):
+            return "sft"
+
+        def samples(self, model, split, temperature, seed=0, generator=None):
+            q = "0.8" if temperature == 0.0 else "0.4"
+            return [{"instruction": "i", "input": "", "output": f"{q} words"}] * 3
+
+    assert T.greedy_and_sampled_quality(Farm()) == (pytest.approx(0.8), pytest.approx(0.4))

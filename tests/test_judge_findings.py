@@ -131,11 +131,15 @@ def _summary(table):
     by_seed = pd.DataFrame({"P(longer)": [0.5, 0.52], "P(list)": [0.6, 0.62]}, index=idx)
     inj = pd.DataFrame({"win_before": {"p_sim_eval": 0.5, "p_sim_single": 0.5},
                         "win_injected": {"p_sim_eval": 0.52, "p_sim_single": 0.55}})
-    return J.summary(table, sft_ci, cal, by_seed, 2, 1, 0.65, 0.5, inj)
+    calib = {"logit_scale": 4, "rows": [{"logit_scale": k, "agreement": a, "variance": 0.3, "p_longer": 0.5,
+                                         "p_list": 0.5} for k, a in [(1, 0.55), (4, 0.65)]]}
+    return J.summary(table, sft_ci, cal, by_seed, 0, 0, calib, 0.5, inj)
 
 
 def test_summary_branches():
     s = _summary(_table())
+    assert "Across 2 SFT models (2 SFT seeds, 1 base models)" in s  # counted from the seed table
+    assert "65.0 % on the calibration\npairs" in s  # the pool's agreement at the kept logit scale
     assert "like the paper's pool (0.26 vs 0.34), it is *more* consistent" in s
     assert "P(longer)'s 95 % interval over pairs, 0.40–0.60, reaches into the range" in s
     assert "There the people are calibrated" in s
@@ -148,3 +152,49 @@ def test_summary_branches():
 def test_validation_shown_drops_kind_and_renames():
     shown = J.validation_shown(_table()).data
     assert "kind" not in shown and {"P(longer)", "USD / 1000"} <= set(shown.columns)
+
+
+# -- the plumbing the chapter calls, on hand-made annotators and pairs ------------------------------------------
+def _pair(o1, o2):
+    return {"instruction": "i", "input": "", "output_1": o1, "output_2": o2}
+
+
+def test_first_draws_adds_one_person_and_the_majority():
+    labels = {"p_sim_eval": [[1, 2], [2, 2]]}
+    humans = [[2, 1, 1], [2, 2, 1, 1]]
+    assert J.first_draws(labels, humans) == {"p_sim_eval": [1, 2], "human": [2, 2], "human_majority": [1, None]}
+
+
+def test_n_list_pairs_counts_pairs_with_exactly_one_list():
+    lst = "- one\n- two\n- three"
+    pairs = [_pair(lst, "prose."), _pair("prose.", lst), _pair(lst, lst), _pair("a.", "b.")]
+    assert J.n_list_pairs(pairs) == 2
+
+
+class _Always:
+    """An annotator that always answers ``pick``."""
+
+    def __init__(self, pick):
+        self.pick = pick
+
+    def annotate_pairs(self, records, seed=0):
+        return [dict(r, preference=self.pick) for r in records]
+
+
+def test_injection_table_has_a_row_per_named_annotator():
+    t = J.injection_table({"a": _Always(1), "b": _Always(2), "c": _Always(1)}, [_pair("x", "y")] * 4, names=("a", "b"))
+    assert list(t.index) == ["a", "b"]
+    assert t.loc["a", "win_before"] == t.loc["a", "win_injected"] == 1.0 and t.loc["b", "win_injected"] == 0.0
+
+
+def test_battery_judges_leave_out_the_noisy_pool_only():
+    names = ["gpt4_1", "p_sim_eval", "p_sim_ann", "p_sim_single", "local_lm"]
+    assert list(J.battery_judges(dict.fromkeys(names))) == ["gpt4_1", "p_sim_eval", "p_sim_single", "local_lm"]
+
+
+def test_true_reward_of_sides_averages_each_side():
+    class Farm:
+        def true_rewards(self, outs):
+            return [float(len(o["output"])) for o in outs]
+
+    assert J.true_reward_of_sides(Farm(), [_pair("ab", "abcd"), _pair("abcd", "abcdef")]) == (3.0, 5.0)

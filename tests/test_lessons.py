@@ -280,3 +280,41 @@ def test_accuracy_curve_figure_and_sentence():
     s = report.curve_sentence(curve)
     assert s.startswith("Before any label the reward model already ranks 65.0 ± 2.0 %") and "adds +5.0 points" in s
     assert list(report.scale_table(curve, 0.68).index) == ["true_reward", "p_sim_ann"]
+
+
+def test_dpo_curves_two_panels_with_labels_that_do_not_overlap():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    steps = range(30)
+    hist = pd.DataFrame({"step": steps, "loss": [0.69 - 0.01 * i for i in steps],
+                         "rewards/margins": [0.02 * i for i in steps], "rewards/chosen": [-0.01 * i for i in steps],
+                         "rewards/rejected": [-0.03 * i for i in steps]})
+    fig = lessons.dpo_curves(hist, "DPO on p_sim_ann pairs")
+    left, right = fig.axes[:2]
+    assert len(left.lines) == 3 and len(right.lines) == 4  # loss, smoothed, log 2 | three rewards, zero
+    assert all(ax.get_xlabel() and ax.get_ylabel() and ax.get_title() for ax in (left, right))
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    # the right panel's y-label keeps a quarter inch from everything the left panel draws (tick labels included;
+    # tight_layout left 0.18 in) and stays below the title (tight_layout let it run into it)
+    label = right.yaxis.label.get_window_extent(renderer)
+    assert label.x0 - left.get_tightbbox(renderer).x1 >= 0.25 * fig.dpi
+    assert label.y1 < fig.texts[0].get_window_extent(renderer).y0
+
+
+def test_ppo_curves_one_titled_panel_per_curve_with_the_held_out_points():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    hist = pd.DataFrame({"step": range(8), "reward": [0.1 * i for i in range(8)], "kl": [0.01 * i for i in range(8)],
+                         "length_tokens": [20 - i for i in range(8)]})
+    held = pd.DataFrame({"step": [0, 4, 8], "reward": [0.0, 0.3, 0.5], "kl": [0.0, 0.02, 0.05],
+                         "length_tokens": [20, 18, 16]})
+    fig = lessons.ppo_curves(hist, held)
+    assert [ax.get_title() for ax in fig.axes] == [name for _, name, _ in lessons.PPO_CURVES]
+    assert all(len(ax.lines) == 3 and ax.get_xlabel() and ax.get_ylabel() for ax in fig.axes)
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    for a, b in zip(fig.axes, fig.axes[1:]):  # each y-label clear of the panel to its left
+        assert b.yaxis.label.get_window_extent(renderer).x0 > a.get_tightbbox(renderer).x1

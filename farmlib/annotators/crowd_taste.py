@@ -19,6 +19,16 @@ from farmlib.paper import CROWD_RANGES
 
 #: the column of a writer's (or model's) win-rate against the reference under people, on the evaluation instructions
 WIN = "win-rate vs reference (%)"
+#: the two sets of labelled pairs the people are measured on: the demonstrator's answers their taste was set on, and
+#: the book's SFT samples (the rows of ``calibration_and_sft_sets``; the keys of its intervals)
+CALIBRATION_SET, SFT_SET = "demonstrator pairs (calibration)", "SFT pairs (reported)"
+#: ``accuracy_table``'s row of the book's SFT model, after the writers'
+SFT_ROW = "SFT 10k (this chapter's pairs)"
+
+
+def temperature_row(temperature: float) -> str:
+    """``what_moves_table``'s row that samples the SFT pairs at ``temperature`` instead of 1."""
+    return f"temperature {temperature:g}, not 1"
 
 
 def mean_quality(world, pairs: list[dict]) -> float:
@@ -71,6 +81,14 @@ def pair_sets_table(world, sets: dict[str, tuple[list[dict], list[list[int]]]]):
     for col, key in [("agreement", "agreement"), ("P(longer)", "p_longer"), ("P(list)", "p_list")]:
         shown[col] = [f"{v:.2f} ({intervals[n][key][0]:.2f}–{intervals[n][key][1]:.2f})" for n, v in table[col].items()]
     return table, shown, intervals
+
+
+def calibration_and_sft_sets(world, crowd, calib_pairs: list[dict], pairs: list[dict], humans: list[list[int]],
+                             draws: int):
+    """``pair_sets_table`` of the calibration pairs (labelled here by ``crowd``, ``draws`` people each) and of the
+    SFT ``pairs`` (already labelled: ``humans``), under :data:`CALIBRATION_SET` and :data:`SFT_SET`."""
+    return pair_sets_table(world, {CALIBRATION_SET: (calib_pairs, crowd_labels(crowd, calib_pairs, n=draws)),
+                                   SFT_SET: (pairs, humans)})
 
 
 def pair_sets_sentence(cal: pd.Series, sft: pd.Series, gap: dict) -> str:
@@ -180,10 +198,17 @@ def accuracy_table(farm, crowd, accuracies, pairs: list[dict], humans: list[list
                                                  accuracy=acc,
                                                  **{WIN: farm.evaluate(farm.writer_outputs(writer, "eval"), "human")[0].win_rate})
     sft_outs = farm.samples(farm.sft_model(), "eval", generator="sft10k")
-    rows["SFT 10k (this chapter's pairs)"] = dict(crowd_row(world, pairs, humans, ci), accuracy=float("nan"),
-                                                  **{WIN: farm.evaluate(sft_outs, "human")[0].win_rate})
+    rows[SFT_ROW] = dict(crowd_row(world, pairs, humans, ci), accuracy=float("nan"),
+                         **{WIN: farm.evaluate(sft_outs, "human")[0].win_rate})
     cols = ["accuracy", "mean quality", "quality longer − shorter", "defect cost longer − shorter", "P(longer)", WIN]
     return pd.DataFrame(rows).T[cols].astype(float).rename_axis("outputs")
+
+
+def accuracy_shown(by_accuracy: pd.DataFrame):
+    """The accuracy table as shown: without the ``accuracy`` column (the row names say it), P(longer) to three
+    decimals (the writers' differ in the third), win-rates to one, the rest to two."""
+    shown = by_accuracy.drop(columns="accuracy")
+    return shown.style.format({**dict.fromkeys(shown.columns, "{:.2f}"), "P(longer)": "{:.3f}", WIN: "{:.1f}"})
 
 
 def accuracy_sentence(by_accuracy: pd.DataFrame, sft_ci: tuple[float, float]) -> str:
@@ -271,8 +296,7 @@ def what_moves_table(farm, crowd, pairs, humans, ci, calib_pairs, draws: int, de
         people = Crowd(world, taste=dict(REWARD_WEIGHTS, detail=w))
         moves.append(dict(row(pairs, people, f"people: detail {w:g}, not {REWARD_WEIGHTS['detail']:g}"),
                           **{"P(longer), calibration": calib_p_longer(people)}))
-    moves.append(row(sft_pairs(farm, "val", temperature=other_temperature), crowd,
-                     f"temperature {other_temperature:g}, not 1"))
+    moves.append(row(sft_pairs(farm, "val", temperature=other_temperature), crowd, temperature_row(other_temperature)))
     moves.append(row(sft_pairs(farm, "val", 1.0, top_p=nucleus_top_p), crowd, f"nucleus sampling, top-p {nucleus_top_p:g}"))
     moves.append(row(sft_pairs(farm, "val", 1.0, model=policy(farm, "sft52k")[0]), crowd, "SFT 52k"))
     longer_sft = replace(farm.profile.sft, epochs=farm.profile.sft.epochs * sft_epochs_factor)
@@ -327,6 +351,23 @@ def sampling_sentence(q_greedy: float, q_sampled: float, temperature: float, t_r
            f"samples are what our people label: the longer of two gains {sft_row['quality longer − shorter']:+.2f} in "
            f"quality and costs {sft_row['defect cost longer − shorter']:+.2f} more in defects (the table above)."
            if q_greedy > q_sampled + 0.1 else "Sampling costs the model little here."))
+
+
+def sampling_reading(q_greedy: float, q_sampled: float, temperature: float, what_moves: pd.DataFrame,
+                     by_accuracy: pd.DataFrame) -> str:
+    """:func:`sampling_sentence` with its rows found in the chapter's tables: the what-moves row sampled at
+    ``temperature`` and the accuracy table's SFT row."""
+    return sampling_sentence(q_greedy, q_sampled, temperature, what_moves.loc[temperature_row(temperature)],
+                             by_accuracy.loc[SFT_ROW])
+
+
+def greedy_and_sampled_quality(farm) -> tuple[float, float]:
+    """Mean R* quality of the book's SFT model on the ``val`` instructions, answering greedily and sampling at
+    temperature 1 (the samples this chapter's pairs are made of)."""
+    sft = farm.sft_model()
+    greedy = farm.samples(sft, split="val", temperature=0.0, generator="sft10k-greedy")
+    sampled = farm.samples(sft, split="val", temperature=1.0, seed=1, generator="sft_a")
+    return output_quality(farm.world, greedy), output_quality(farm.world, sampled)
 
 
 def enters_range_quality(by_accuracy: pd.DataFrame) -> float | None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from farmlib.annotators.statistics import majority
+from farmlib.annotators.statistics import injection_effect, majority
 from farmlib.paper import ANNOTATORS as PAPER
 from farmlib.paper import CROWD_RANGES
 
@@ -54,6 +54,35 @@ def calibration_sentence(calib: dict, target: float, judge_seconds: float) -> st
 
 
 # --- every annotator, the same pairs -----------------------------------------------------------------------------
+
+def chapter_annotators(farm, lms: dict) -> dict:
+    """Every annotator chapter 4 measures, by name: the 13 pool members, the three pools (``p_sim_eval``,
+    ``p_sim_ann``, ``p_sim_single``) and the local LM judge (the book's SFT model asked in plain text, at
+    temperature 1 so that its draws vary as the pools' do)."""
+    from farmlib import annotators as A
+    from farmlib.annotators.lm_judge import LMJudge
+
+    out = dict(A.members(lms))
+    out |= {"p_sim_eval": A.pool_eval(lms), "p_sim_ann": A.pool_ann(lms), "p_sim_single": A.single_judge(lms)}
+    out["local_lm"] = LMJudge(farm.load(farm.sft_model()), farm.tokenizer(), name="local_lm", temperature=1.0,
+                              batch_size=16)
+    return out
+
+
+def first_draws(labels: dict[str, list[list[int | None]]], humans: list[list[int]]) -> dict[str, list[int | None]]:
+    """Each annotator's first draw per pair, with one person's label (``human``) and the people's majority
+    (``human_majority``, None on a tie): one label per pair each, as a pairwise-agreement matrix compares them."""
+    first = {n: [d[0] for d in v] for n, v in labels.items()}
+    return first | {"human": [h[0] for h in humans], "human_majority": [majority(h) for h in humans]}
+
+
+def n_list_pairs(pairs: list[dict]) -> int:
+    """The pairs on which exactly one output is a list: the only pairs that say anything about P(list)."""
+    from farmlib.world import is_list
+
+    return sum(is_list(r["output_1"]) != is_list(r["output_2"]) for r in pairs)
+
+
 
 def cost_sentence(table: pd.DataFrame) -> str:
     """Under the cost-agreement figure: the cheapest annotator within a point of the best agreement among the
@@ -146,6 +175,15 @@ def decides_sentence(decides: pd.DataFrame, read: pd.Series, table: pd.DataFrame
             "knows the answer too; what it is worth beside length, lists and fluency is where judges and people part.")
 
 
+def true_reward_of_sides(farm, pairs: list[dict]) -> tuple[float, float]:
+    """R*'s mean over ``output_1`` and over ``output_2`` of ``pairs`` (for model-vs-reference pairs: the
+    reference's answers, then the model's)."""
+    def mean(side: str) -> float:
+        return sum(farm.true_rewards([dict(r, output=r[side]) for r in pairs])) / len(pairs)
+
+    return mean("output_1"), mean("output_2")
+
+
 def likelihood_sentence(gap_table: pd.DataFrame, true_ref: float, true_sft: float) -> str:
     """What the judge families' LMs and heads make of SFT 10k's answers against the reference's."""
     likelier = gap_table[gap_table["log-prob, model"] > gap_table["log-prob, reference"]].index.tolist()
@@ -165,6 +203,12 @@ def likelihood_sentence(gap_table: pd.DataFrame, true_ref: float, true_sft: floa
 
 
 # --- the degenerate battery ------------------------------------------------------------------------------------
+
+def battery_judges(annotators: dict) -> dict:
+    """The annotators the battery puts to the test: all but ``p_sim_ann``, whose coin only adds noise to the
+    pool's answers, so its row would be ``p_sim_eval``'s pulled towards 50 %."""
+    return {n: a for n, a in annotators.items() if n != "p_sim_ann"}
+
 
 def battery_table(world, crowd, annotators: dict, instructions: list[dict]) -> pd.DataFrame:
     """Percent of the battery's pairs (a correct answer against each corruption of it) on which each annotator
@@ -192,6 +236,18 @@ def battery_sentence(fooled: pd.DataFrame) -> str:
             f"corruption that fools judges most is *{worst_kind}* (pool `p_sim_eval`: "
             f"{fooled.loc['p_sim_eval', worst_kind]:.0f} %). Its lowest share on any kind is "
             f"{fooled.loc['p_sim_eval'].min():.0f} %.{local}")
+
+
+# --- untrusted outputs ------------------------------------------------------------------------------------------
+
+#: the annotators whose answer to a prompt injection chapter 4 measures: the two pools a method is judged or
+#: trained by, and the one judge that reads a prompt as text
+INJECTED = ("p_sim_eval", "p_sim_single", "local_lm")
+
+
+def injection_table(annotators: dict, pairs: list[dict], names=INJECTED) -> pd.DataFrame:
+    """``injection_effect`` of each annotator in ``names``, one row each (``win_before``, ``win_injected``, ...)."""
+    return pd.DataFrame({n: injection_effect(annotators[n], pairs) for n in names}).T
 
 
 # --- beside the paper --------------------------------------------------------------------------------------------
@@ -231,14 +287,18 @@ def _reach(key: str, ci: dict) -> str:
     return f"{name}'s 95 % interval over pairs, {span}, " + ("reaches into the range" if a <= hi and b >= lo else "misses it")
 
 
-def summary(table: pd.DataFrame, sft_ci: dict, cal: pd.Series, by_seed: pd.DataFrame, n_sft_seeds: int,
-            n_base_models: int, calibration_agreement: float, judged_share: float, inj: pd.DataFrame) -> str:
+def summary(table: pd.DataFrame, sft_ci: dict, cal: pd.Series, by_seed: pd.DataFrame, base0: int, sft0: int,
+            calib: dict, judged_share: float, inj: pd.DataFrame) -> str:
     """The chapter's closing summary: what we measure, where we differ from the paper, and the injection.
 
     ``sft_ci``: the people's intervals on the SFT pairs; ``cal``: their statistics on the calibration pairs
-    (``agreement``, ``P(longer)``, ``P(list)``); ``calibration_agreement``: the pool's on the calibration pairs;
-    ``judged_share``: the share of ``p_sim_ann``'s comparisons a judge answered; ``inj``: ``injection_effect`` by
-    annotator."""
+    (``agreement``, ``P(longer)``, ``P(list)``); ``by_seed``: ``crowd_taste.seed_table``'s, of which the SFT seeds
+    are counted on the book's base model ``base0`` and the base models with the book's SFT seed ``sft0``; ``calib``:
+    the pool's calibration (its agreement at the kept scale is set beside the held-out one); ``judged_share``: the
+    share of ``p_sim_ann``'s comparisons a judge answered; ``inj``: ``injection_table``."""
+    n_sft_seeds = len(by_seed.xs(base0, level="base seed"))
+    n_base_models = len(by_seed.xs(sft0, level="SFT seed"))
+    calibration_agreement = calibration_table(calib).loc[calib["logit_scale"], "agreement"]
     h, e, s, a = (table.loc[n] for n in ["human", "p_sim_eval", "p_sim_single", "p_sim_ann"])
     R = CROWD_RANGES
     outside = [k for k, x in [("agreement", 100 * h.agreement), ("variance", h.variance), ("p_longer", h.p_longer),
@@ -295,6 +355,8 @@ def chapter_metrics(*, pairs, draws, n_list, table, inj, intervals, by_seed, see
     """Chapter 4's headline numbers, under the keys other chapters and tests read (``metrics/annotators.json``)."""
     import json
 
+    from farmlib.annotators.crowd_taste import CALIBRATION_SET, SFT_SET
+
     def seed_metrics(b: int, s: int) -> dict:
         r = by_seed.loc[(b, s)]
         return {"pairs": int(r["pairs"]), "agreement": float(r["agreement"]), "p_longer": float(r["P(longer)"]),
@@ -305,8 +367,7 @@ def chapter_metrics(*, pairs, draws, n_list, table, inj, intervals, by_seed, see
         "crowd": table.loc["human", ["agreement", "variance", "p_longer", "p_list"]].to_dict(),
         "annotators": table.drop(columns="kind").to_dict(orient="index"),
         "injection": inj.to_dict(orient="index"),
-        "crowd_intervals": {"sft_pairs": intervals["SFT pairs (reported)"],
-                            "calibration_pairs": intervals["demonstrator pairs (calibration)"]},
+        "crowd_intervals": {"sft_pairs": intervals[SFT_SET], "calibration_pairs": intervals[CALIBRATION_SET]},
         "crowd_by_sft_seed": {int(s): seed_metrics(b, s) for b, s in by_seed.index if b == base0},  # the book's base
         "crowd_by_base_seed": {int(b): seed_metrics(b, s) for b, s in by_seed.index if s == sft0},  # the book's SFT seed
         "crowd_calibration_pairs": {k: float(cal[k]) for k in ("agreement", "P(longer)", "P(list)")},

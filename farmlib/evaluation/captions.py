@@ -1,5 +1,5 @@
-"""The sentences under the figures of the foundation chapters (1-3) and the leaderboard (14): each reads the table
-the figure draws and says what it shows, so no number under a figure is typed by hand
+"""The sentences under the figures and tables of the foundation chapters (1-3) and the leaderboard (14), and the
+counts they read: each reads the table shown and says what it shows, so no number under a figure is typed by hand
 (``tests/test_captions.py``). Nothing here is imported by an artifact's builder."""
 
 from __future__ import annotations
@@ -24,6 +24,40 @@ def family_share_caption(shares: pd.DataFrame) -> str:
     return (f"Across the {shares.shape[1]} splits a family's share moves by at most {100 * spread.iloc[-1]:.1f} points "
             f"(*{spread.index[-1]}*) and by as little as {100 * spread.iloc[0]:.1f} (*{spread.index[0]}*): the splits "
             "draw their families in the same proportions, up to the sampling of small splits.")
+
+
+def split_overlap(splits: dict[str, list[dict]]) -> dict:
+    """How the splits share instructions (an instruction is its ``(instruction, input)``): ``pairs``, the count
+    shared by each two splits (``"sft∩eval"``); ``eval_overlap``, ``eval``'s instructions found in another split;
+    ``recurring``, the records of the other splits whose instruction an earlier record of them already had, out of
+    ``training_records``."""
+    keys = {s: {(r["instruction"], r["input"]) for r in recs} for s, recs in splits.items()}
+    names = list(keys)
+    train = [(r["instruction"], r["input"]) for s, recs in splits.items() if s != "eval" for r in recs]
+    return {"pairs": {f"{a}∩{b}": len(keys[a] & keys[b]) for i, a in enumerate(names) for b in names[i + 1:]},
+            "eval_overlap": sum(len(keys["eval"] & k) for s, k in keys.items() if s != "eval"),
+            "recurring": len(train) - len(set(train)), "training_records": len(train)}
+
+
+def split_overlap_caption(overlap: dict) -> str:
+    """Under chapter 1's split sizes: whether ``eval`` leaks into training and how often training repeats itself."""
+    n, rec, leak = overlap["training_records"], overlap["recurring"], overlap["eval_overlap"]
+    return (("No instruction of `eval` is found in another split" if not leak else
+             f"**{leak} instruction{'s' if leak > 1 else ''} of `eval` {'are' if leak > 1 else 'is'} found in another "
+             "split**")
+            + f"; {rec} of the {n} records of the other splits ({rec / max(n, 1):.1%}) repeat an instruction drawn "
+            "before them.")
+
+
+def degenerate_caption(degenerate: pd.DataFrame) -> str:
+    """Under chapter 1's battery: the share of pairs (0-1) on which the crowd's majority (``crowd majority``) and one
+    person (``one person``) pick the correct answer, one row per corruption."""
+    crowd, one = degenerate["crowd majority"], degenerate["one person"]
+    return ((f"Every corruption loses: the crowd's majority picks the correct answer in at least {100 * crowd.min():.1f} % "
+             f"of pairs (the closest call: *{crowd.idxmin()}*), and a single noisy person in at least "
+             f"{100 * one.min():.1f} %. Length cannot buy a defect back.") if crowd.min() > 0.5 else
+            (f"**Not every corruption loses**: on *{crowd.idxmin()}* the crowd's majority picks the correct answer in only "
+             f"{100 * crowd.min():.1f} % of pairs, so a method can gain by learning that corruption."))
 
 
 def loss_caption(pretrain: list[float], pretrain_tokens: int, sft: list[float], sft_epochs: float) -> str:
