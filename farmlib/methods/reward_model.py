@@ -57,6 +57,14 @@ WEIGHT_LR = 1e-2
 READS = ("last", "likelihood")
 
 
+def reads_likelihood(model) -> bool:
+    """Whether ``model`` (a reward model, or None) adds its likelihood to its head's score."""
+    if model is None:
+        return False
+    a = likelihood_weight(model)
+    return isinstance(a, torch.Tensor) or a != 0
+
+
 def flip_labels(pairs: list[dict], rate: float, seed: int = 0) -> list[dict]:
     """``pairs`` with each preference (1 or 2) flipped with probability ``rate``, drawn from ``seed`` and
     ``rate``; each pair's draw does not depend on the others, so a higher rate flips a superset."""
@@ -95,18 +103,18 @@ def rewards(model, tokenizer, records: list[dict], key: str = "output", batch_si
     length (little padding)."""
     texts = _texts(tokenizer, records, key)
     by_prompt: dict[str, set[str]] = {}
-    prompt_of: dict[str, list[int]] = {}
+    prompt_of: dict[str, str] = {}
     for r, t in zip(records, texts):
-        by_prompt.setdefault(format_prompt(r["instruction"], r.get("input", "")), set()).add(t)
+        prompt_of[t] = format_prompt(r["instruction"], r.get("input", ""))
+        by_prompt.setdefault(prompt_of[t], set()).add(t)
     scored: dict[str, float] = {}
     rest: list[str] = []
     with torch.no_grad():
         for prompt, group in by_prompt.items():
-            pre = tokenizer(prompt, add_special_tokens=adds_bos(tokenizer))["input_ids"]
-            prompt_of.update(dict.fromkeys(group, pre))
             if len(group) < SHARE_PROMPT:
                 rest += group
                 continue
+            pre = tokenizer(prompt, add_special_tokens=adds_bos(tokenizer))["input_ids"]
             shared: dict[str, list[int]] = {}
             for t in sorted(group, key=lambda t: (len(t), t)):  # an order set iteration (hash seeds) cannot change
                 response = _split(tokenizer, pre, t, max_length)
@@ -119,8 +127,11 @@ def rewards(model, tokenizer, records: list[dict], key: str = "output", batch_si
         rest = sorted(set(rest), key=lambda t: (len(t), t))  # batches made the same way in every process
         for i in range(0, len(rest), batch_size):
             chunk = rest[i:i + batch_size]
-            scored.update(zip(chunk, _forward(model, tokenizer, chunk, max_length,
-                                              [prompt_of[t] for t in chunk]).tolist()))
+            if reads_likelihood(model):  # the response is what follows the prompt's tokens
+                prompts = [tokenizer(prompt_of[t], add_special_tokens=adds_bos(tokenizer))["input_ids"] for t in chunk]
+                scored.update(zip(chunk, _forward(model, tokenizer, chunk, max_length, prompts=prompts).tolist()))
+            else:
+                scored.update(zip(chunk, _forward(model, tokenizer, chunk, max_length).tolist()))
     return torch.tensor([scored[t] for t in texts])
 
 
@@ -200,7 +211,7 @@ def pair_rewards(model, tokenizer, batch: list[dict], max_length: int) -> tuple[
                  for t in texts]
     if any(s is None for s in responses):
         r = _forward(model, tokenizer, _texts(tokenizer, chosen) + _texts(tokenizer, rejected), max_length,
-                     prompts + prompts)
+                     prompts=prompts + prompts)
         return r[: len(batch)], r[len(batch):]
     cache, qm, last = _prompt_cache(model, prompts)
     r = _response_scores(model, cache, qm, last, responses, [i // 2 for i in range(2 * len(batch))])
