@@ -1,6 +1,7 @@
 """What a selector must read to turn SFT samples into better answers (issue: learning from feedback must work).
 
-    python benchmarks/reward_readouts.py [--profile tiny] [--world-seed 0] [--n 16] [--n-prompts 200] [--out F]
+    python benchmarks/reward_readouts.py [--profile tiny|FILE.toml] [--world-seed S] [--n 16] [--n-prompts 200]
+                                         [--no-labels] [--out F]
 
 One draw of SFT samples (temperature 1; chapter 5's ceiling draw when the sizes match, so it is cached after a
 book build) on the first ``--n-prompts`` evaluation instructions; each selector picks its favourite of the first
@@ -9,7 +10,8 @@ each judge family's own score (they know the world's answers, never R*); the SFT
 the answer (the likelihood-reading reward model before any label); and reward models trained on the profile's
 preference pairs that read the last token's state (AlpacaFarm's) or their likelihood (FarmWorld's). Prints each
 selector's win-rates, the share of its picks that are disfluent, and, for the reward models, held-out accuracy
-against R*.
+against R*. ``--no-labels`` keeps what needs no judge (R*, the SFT likelihood and its held-out accuracy): on a new
+world seed it skips training the judges.
 """
 
 from __future__ import annotations
@@ -23,16 +25,29 @@ from farmlib.methods import reward_model
 from farmlib.methods.best_of_n import BestOfNCurveConfig, draw, prefix_choices
 
 
+def held_out_truth(farm) -> list[dict]:
+    """Chapter 5's held-out pairs of SFT samples, labelled by R* (ties dropped)."""
+    from farmlib.annotators.validation import sft_pairs
+
+    out = []
+    for r in sft_pairs(farm, split="val"):
+        a, b = (farm.world.true_reward(r["instruction"], r["input"], r[f"output_{k}"]) for k in (1, 2))
+        if a != b:
+            out.append(dict(r, preference=1 if a > b else 2))
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--profile", default="tiny")
-    ap.add_argument("--world-seed", type=int, default=0)
+    ap.add_argument("--world-seed", type=int, default=None, help="over the profile's (default: the profile's own)")
     ap.add_argument("--n", type=int, default=16)
     ap.add_argument("--n-max", type=int, default=64, help="the draw's size (64: chapter 5's ceiling draw)")
     ap.add_argument("--n-prompts", type=int, default=200)
+    ap.add_argument("--no-labels", action="store_true", help="only what needs no judge")
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
-    farm = Farm(args.profile, world_seed=args.world_seed)
+    farm = Farm(args.profile, **({} if args.world_seed is None else {"world_seed": args.world_seed}))
     t0 = time.time()
     _, cands = draw(farm, BestOfNCurveConfig(n_max=args.n_max, n_prompts=args.n_prompts))
     cands = [row[:args.n] for row in cands]  # best-of-n reads the first n of a larger draw
@@ -43,13 +58,16 @@ def main() -> None:
         return [scores[i * args.n:(i + 1) * args.n] for i in range(len(cands))]
 
     selectors = {"R* (oracle)": per_prompt(farm.true_rewards(flat))}
-    for fam, lm in farm.annotators.judge_lms().items():
+    for fam, lm in ({} if args.no_labels else farm.annotators.judge_lms()).items():
         selectors[f"judge {fam}'s score"] = per_prompt(lm.scores(flat))
     untrained = reward_model.new_reward_model(farm.sft_model(), tok, farm.profile.device, reads="likelihood")
-    selectors["SFT mean log-likelihood (no label)"] = per_prompt(reward_model.rewards(untrained, tok, flat, max_length=max_len).tolist())
-    accuracy = {}
+    no_label = "SFT mean log-likelihood (no label)"
+    selectors[no_label] = per_prompt(reward_model.rewards(untrained, tok, flat, max_length=max_len).tolist())
+    accuracy = {no_label: reward_model.pairwise_accuracy(untrained, tok, held_out_truth(farm), max_len)}
     defaults = reward_model.RewardModelConfig()
-    for name, over in (("last", {"reads": "last", "lr": defaults.lr, "epochs": defaults.epochs}), ("likelihood", {})):
+    trained = () if args.no_labels else (("last", {"reads": "last", "lr": defaults.lr, "epochs": defaults.epochs}),
+                                          ("likelihood", {}))
+    for name, over in trained:
         path = reward_model.train(farm, farm.method_config("reward_model", over))
         m = reward_model.metrics(path)
         label = f"reward model, reads={name} ({m['n_train']} pairs)"
@@ -71,7 +89,7 @@ def main() -> None:
                                      for c in top) / len(top)
         row["accuracy vs R*"] = accuracy.get(name)
         rows.append(row)
-    print(f"{args.profile}, world seed {args.world_seed}: best-of-n under the people vs the reference, first "
+    print(f"{args.profile}, world seed {farm.profile.world_seed}: best-of-n under the people vs the reference, first "
           f"{len(cands)} eval instructions ({time.time() - t0:.0f} s)")
     print(f"{'selector':<44}" + "".join(f"{'n=' + str(n):>14}" for n in ns) + f"{'disfluent':>11}{'acc vs R*':>15}")
     for r in rows:
@@ -80,7 +98,7 @@ def main() -> None:
               + f"{100 * r['disfluent picks']:>10.0f}%" + (f"{100 * acc[0]:>9.1f} ± {100 * acc[1]:.1f}" if acc else ""))
     if args.out:
         with open(args.out, "w") as fh:
-            json.dump({"profile": args.profile, "world_seed": args.world_seed, "n": args.n, "rows": rows}, fh, indent=1)
+            json.dump({"profile": args.profile, "world_seed": farm.profile.world_seed, "n": args.n, "rows": rows}, fh, indent=1)
 
 
 if __name__ == "__main__":
