@@ -92,6 +92,14 @@ def likelihood_weight(model) -> torch.Tensor | float:
     return w if w is not None else float(getattr(model.config, "likelihood_weight", 0.0) or 0.0)
 
 
+def reads_likelihood(model) -> bool:
+    """Whether ``model`` (a reward model, or None) adds its likelihood to its head's score."""
+    if model is None:
+        return False
+    a = likelihood_weight(model)
+    return isinstance(a, torch.Tensor) or a != 0
+
+
 def mean_loglik(model, before: torch.Tensor, tokens: torch.Tensor, token_mask: torch.Tensor) -> torch.Tensor:
     """``[B]`` mean over the real tokens (``token_mask``) of ``log p(tokens)`` under the model's own LM head, from
     the hidden states ``before`` (``[B, T, H]``, each the state just before its token). The LM head is the input
@@ -119,14 +127,13 @@ def score(rm, seq: torch.Tensor, mask: torch.Tensor, n_query: int | None = None,
     hidden = backbone(input_ids=seq, attention_mask=mask, position_ids=positions(mask)).last_hidden_state
     rows = torch.arange(seq.size(0), device=seq.device)
     r = rm.score(hidden[rows, last_index(mask)]).squeeze(-1).float()
-    a = likelihood_weight(rm)
-    if isinstance(a, torch.Tensor) or a:
+    if reads_likelihood(rm):
         if n_response is None:
             if n_query is None:
                 raise ValueError("a reward model that reads its likelihood needs n_query or n_response to find the response")
             n_response = mask[:, n_query:].sum(1)
         resp = response_mask_of(mask, n_response)[:, 1:]
-        r = r + a * mean_loglik(rm, hidden[:, :-1], seq[:, 1:], resp)
+        r = r + likelihood_weight(rm) * mean_loglik(rm, hidden[:, :-1], seq[:, 1:], resp)
     return r
 
 

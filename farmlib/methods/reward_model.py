@@ -30,7 +30,7 @@ from farmlib.artifacts import read_json, write_json
 from farmlib.data import paired
 from farmlib.lm.model import adds_bos, cache_kwargs, cache_of
 from farmlib.lm.supervised import length_grouped_batches, lr_at
-from farmlib.methods.common import likelihood_weight, loser, mean_loglik, positions, score, winner
+from farmlib.methods.common import likelihood_weight, loser, mean_loglik, positions, reads_likelihood, score, winner
 from farmlib.profiles import TrainConfig
 from farmlib.progress import progress
 from farmlib.provenance import data_digest
@@ -55,14 +55,6 @@ class RewardModelConfig:
 #: Learning rate of ``a``, the likelihood's weight: one number, far from its start, next to weights already trained.
 WEIGHT_LR = 1e-2
 READS = ("last", "likelihood")
-
-
-def reads_likelihood(model) -> bool:
-    """Whether ``model`` (a reward model, or None) adds its likelihood to its head's score."""
-    if model is None:
-        return False
-    a = likelihood_weight(model)
-    return isinstance(a, torch.Tensor) or a != 0
 
 
 def flip_labels(pairs: list[dict], rate: float, seed: int = 0) -> list[dict]:
@@ -169,10 +161,9 @@ def _response_scores(model, cache, prompt_mask: torch.Tensor, prompt_last: torch
                       use_cache=True, **cache_kwargs(backbone, cache)).last_hidden_state
     last = torch.tensor([len(r) - 1 for r in responses], device=qm.device)
     r = model.score(hidden[torch.arange(k, device=qm.device), last]).squeeze(-1).float()
-    a = likelihood_weight(model)
-    if isinstance(a, torch.Tensor) or a:
+    if reads_likelihood(model):
         before = torch.cat([prompt_last[rows][:, None], hidden[:, :-1]], 1)  # the states that predict each token
-        r = r + a * mean_loglik(model, before, ids, rm_)
+        r = r + likelihood_weight(model) * mean_loglik(model, before, ids, rm_)
     return r
 
 
