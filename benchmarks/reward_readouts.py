@@ -1,9 +1,9 @@
 """What a selector must read to turn SFT samples into better answers (issue: learning from feedback must work).
 
     python benchmarks/reward_readouts.py [--profile tiny|FILE.toml] [--world-seed S] [--n 16] [--n-prompts 200]
-                                         [--no-labels] [--out F]
+                                         [--temperature 1.0] [--no-labels] [--out F]
 
-One draw of SFT samples (temperature 1; chapter 5's ceiling draw when the sizes match, so it is cached after a
+One draw of SFT samples (``--temperature``, default 1; chapter 5's ceiling draw when the sizes match, so it is cached after a
 book build) on the first ``--n-prompts`` evaluation instructions; each selector picks its favourite of the first
 1, 4 and n candidates, and the people judge the picks against the reference. Selectors: R* itself (the oracle);
 each judge family's own score (they know the world's answers, never R*); the SFT model's mean log-likelihood of
@@ -44,12 +44,14 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=16)
     ap.add_argument("--n-max", type=int, default=64, help="the draw's size (64: chapter 5's ceiling draw)")
     ap.add_argument("--n-prompts", type=int, default=200)
+    ap.add_argument("--temperature", type=float, default=1.0, help="the candidates' (1.0: the paper's best-of-n)")
     ap.add_argument("--no-labels", action="store_true", help="only what needs no judge")
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
     farm = Farm(args.profile, **({} if args.world_seed is None else {"world_seed": args.world_seed}))
     t0 = time.time()
-    _, cands = draw(farm, BestOfNCurveConfig(n_max=args.n_max, n_prompts=args.n_prompts))
+    _, cands = draw(farm, BestOfNCurveConfig(n_max=args.n_max, n_prompts=args.n_prompts,
+                                                temperature=args.temperature))
     cands = [row[:args.n] for row in cands]  # best-of-n reads the first n of a larger draw
     flat = [c for row in cands for c in row]
     tok, max_len, w = farm.tokenizer(), farm.profile.model.max_length, farm.world
@@ -89,7 +91,7 @@ def main() -> None:
                                      for c in top) / len(top)
         row["accuracy vs R*"] = accuracy.get(name)
         rows.append(row)
-    print(f"{args.profile}, world seed {farm.profile.world_seed}: best-of-n under the people vs the reference, first "
+    print(f"{args.profile}, world seed {farm.profile.world_seed}, temperature {args.temperature}: best-of-n under the people vs the reference, first "
           f"{len(cands)} eval instructions ({time.time() - t0:.0f} s)")
     print(f"{'selector':<44}" + "".join(f"{'n=' + str(n):>14}" for n in ns) + f"{'disfluent':>11}{'acc vs R*':>15}")
     for r in rows:
@@ -98,7 +100,8 @@ def main() -> None:
               + f"{100 * r['disfluent picks']:>10.0f}%" + (f"{100 * acc[0]:>9.1f} ± {100 * acc[1]:.1f}" if acc else ""))
     if args.out:
         with open(args.out, "w") as fh:
-            json.dump({"profile": args.profile, "world_seed": farm.profile.world_seed, "n": args.n, "rows": rows}, fh, indent=1)
+            json.dump({"profile": args.profile, "world_seed": farm.profile.world_seed, "n": args.n,
+                       "temperature": args.temperature, "rows": rows}, fh, indent=1)
 
 
 if __name__ == "__main__":

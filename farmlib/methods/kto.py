@@ -41,7 +41,9 @@ class KTOConfig:
     annotator: str = "p_sim_ann"  # who labelled the preference pairs
     beta: float = 0.1  # strength of the KL constraint to the SFT model
     epochs: float = 1.0  # passes over the examples (two per pair)
-    lr: float = 5e-4  # peak learning rate (5 % warm-up, then cosine decay)
+    # peak learning rate (5 % warm-up, then cosine decay), DPO's: on tiny at 5e-4 even R*'s own labels collapsed
+    # the policy (70 % disfluent, people 9 %)
+    lr: float = 1e-4
     batch_size: int = 32  # examples per step
     seed: int = 0  # data order
 
