@@ -191,6 +191,26 @@ PPO_CURVES = [("reward", "Reward-model score", r"score $r_\phi$ (logit units)"),
               ("length_tokens", "Response length", "length (tokens per response)")]
 
 
+def dpo_training_text(hist, pairs: int, seconds: float) -> tuple[str, float, float]:
+    """Chapter 8's "What to see" from DPO's per-step history (a DataFrame with ``loss`` and the ``rewards/*``
+    columns): the margin, training accuracy and loss over the first and last 10 % of steps, and whether both
+    implicit rewards ended below the reference's. Returns (text, first margin, last margin)."""
+    k = max(1, len(hist) // 10)
+    first, last = hist.iloc[:k].mean(), hist.iloc[-k:].mean()
+    m0, m1 = first["rewards/margins"], last["rewards/margins"]
+    both_down = last["rewards/chosen"] < 0 and last["rewards/rejected"] < 0
+    text = (f"**What to see.** Over {pairs} pairs ({seconds:.0f} s) the implicit reward margin went from {m0:.3f} "
+            f"(first 10 % of steps) to {m1:.3f} (last 10 %), and the share of training pairs ranked right from "
+            f"{first['rewards/accuracies']:.0%} to {last['rewards/accuracies']:.0%}; the loss from {first['loss']:.3f} "
+            f"to {last['loss']:.3f}. At the end the chosen answers' implicit reward is {last['rewards/chosen']:+.3f} "
+            f"and the rejected ones' {last['rewards/rejected']:+.3f}: "
+            + ("*both* fell below the reference's: DPO widened the gap by making the rejected answers less likely "
+               "faster than the chosen ones, a common pattern (the probability mass goes to answers that are in "
+               "neither)." if both_down else
+               "the chosen answers became more likely relative to the reference, the rejected ones less."))
+    return text, float(m0), float(m1)
+
+
 def ppo_curves(hist, held, title: str = "PPO", window: int = 5):
     """PPO's training (``hist``: one row per step, the rollout batch's ``reward``, ``kl`` and ``length_tokens``)
     and its held-out evaluations (``held``: the same columns, every ``eval_every`` steps), one panel per curve:

@@ -78,3 +78,24 @@ def test_ceiling_sentence_reads_the_numbers_it_is_given():
     assert "+24.0 points" in up and "(+12.1 points), well above SFT 10k" in up
     flat = ceiling_sentence(oracle, {"win_rate": 30.5, "se": 2.3}, 28.7, 2.3)
     assert "not even the true reward moves the policy" in flat
+
+
+def test_dpo_ceiling_trains_on_r_star_labels(micro_farm):
+    from farmlib.evaluation.ceilings import dpo_ceiling
+
+    rows = dpo_ceiling(micro_farm, sizes=(10, 20), epochs=0.5)
+    assert [r["pairs"] for r in rows] == sorted(r["pairs"] for r in rows) and 0 < rows[0]["pairs"] <= 10
+    assert all(0 <= r["win_rate"] <= 100 and 0 <= r["disfluent"] <= 1 for r in rows)
+
+
+def test_dpo_ceiling_sentence_reads_the_numbers_it_is_given():
+    from farmlib.evaluation.ceilings import dpo_ceiling_sentence
+
+    def row(w, n):
+        return {"win_rate": w, "se": 2.3, "pairs": n, "disfluent": 0.06}
+
+    sft, run = {"win_rate": 29.5, "se": 2.3}, row(27.8, 987)
+    assert "not even perfect labels" in dpo_ceiling_sentence([row(30.8, 987), row(30.0, 7991)], run, sft)
+    up = dpo_ceiling_sentence([row(30.8, 987), row(40.0, 7991)], run, sft)
+    assert "+10.5 points past SFT 10k" in up and "7,991 pairs" in up and "27.8 ± 2.3 %" in up
+    assert "below SFT 10k" in dpo_ceiling_sentence([row(20.0, 987)], run, sft)

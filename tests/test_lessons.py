@@ -318,3 +318,16 @@ def test_ppo_curves_one_titled_panel_per_curve_with_the_held_out_points():
     renderer = fig.canvas.get_renderer()
     for a, b in zip(fig.axes, fig.axes[1:]):  # each y-label clear of the panel to its left
         assert b.yaxis.label.get_window_extent(renderer).x0 > a.get_tightbbox(renderer).x1
+
+
+def test_dpo_training_text_reads_the_first_and_last_tenth():
+    import pandas as pd
+
+    from farmlib.lessons import dpo_training_text
+
+    rows = [{"loss": 0.69 - 0.01 * i, "rewards/margins": 0.01 * i, "rewards/accuracies": 0.5 + 0.02 * i,
+             "rewards/chosen": -0.01 * i, "rewards/rejected": -0.02 * i} for i in range(20)]
+    text, m0, m1 = dpo_training_text(pd.DataFrame(rows), 987, 21.4)
+    assert (m0, m1) == (0.005, 0.185) and "987 pairs (21 s)" in text and "*both* fell" in text
+    up = pd.DataFrame([dict(r, **{"rewards/chosen": 0.01 * i}) for i, r in enumerate(rows)])
+    assert "the chosen answers became more likely" in dpo_training_text(up, 987, 21.4)[0]

@@ -8,7 +8,9 @@ learns from; if it can, the gap between it and a method is what the learned rewa
   (:func:`farmlib.methods.best_of_n.draw`), R*'s favourite of the first n, judged by the people against the
   reference, beside its KL bound ``log n - (n - 1) / n``;
 - **PPO on R*** (:func:`ppo_ceiling`): the chapter's PPO with R* as the reward
-  (``PPOConfig.reward = "true_reward"``), judged the same way.
+  (``PPOConfig.reward = "true_reward"``), judged the same way;
+- **DPO on R*'s labels** (:func:`dpo_ceiling`): the chapter's DPO on pairs labelled by R* itself, no noise, at
+  the chapter's number of pairs and more: what DPO makes of perfect labels.
 """
 
 from __future__ import annotations
@@ -53,6 +55,53 @@ def ppo_ceiling(farm, annotator: str = "human", **overrides) -> dict:
     wr = farm.evaluate(outs, annotator)[0]
     return {"path": path, "win_rate": wr.win_rate, "se": wr.standard_error,
             "true_reward": sum(farm.true_rewards(outs)) / len(outs), "outputs": outs}
+
+
+def dpo_ceiling(farm, sizes: tuple[int, ...] = (1000, 8000), annotator: str = "human", **overrides) -> list[dict]:
+    """DPO (the profile's config, then ``overrides``) on R*'s own labels of the first n of chapter 5's curve pairs
+    (:func:`~farmlib.methods.reward_model.curve_pairs`, ties dropped), for each n in ``sizes`` (at most what the
+    splits hold): win-rate under ``annotator`` against the reference on the whole evaluation set, the shares of
+    disfluent and repetitive answers (the people's defects) and the mean R*."""
+    from farmlib.methods import dpo
+    from farmlib.methods.reward_model import curve_pairs
+
+    if not farm.is_farmworld:
+        farm.not_in_real_world("DPO on R*'s labels")
+    cfg = replace(farm.method_config("dpo", overrides), annotator="true_reward")
+    pairs = curve_pairs(farm, max(sizes))
+    labelled = farm.annotator("true_reward").annotate_pairs(pairs, seed=cfg.seed)
+    w, rows = farm.world, []
+    for n in sorted({min(s, len(pairs)) for s in sizes}):
+        data = [r for r in labelled[:n] if r["preference"] in (1, 2)]
+        path = dpo.train(farm, cfg, prefs=data)
+        outs = farm.samples(path, "eval", generator=f"dpo_true_reward_{n}")
+        wr = farm.evaluate(outs, annotator)[0]
+        parts = [w.reward_breakdown(r["instruction"], r["input"], r["output"]) for r in outs]
+        rows.append({"pairs": len(data), "win_rate": wr.win_rate, "se": wr.standard_error,
+                     "disfluent": sum(p["disfluency"] > 0 for p in parts) / len(parts),
+                     "repetitive": sum(p["repetition"] > 0 for p in parts) / len(parts),
+                     "true_reward": sum(farm.true_rewards(outs)) / len(outs)})
+    return rows
+
+
+def dpo_ceiling_sentence(rows: list[dict], run: dict, sft: dict) -> str:
+    """What :func:`dpo_ceiling`'s rows say beside the chapter's run and SFT 10k (each a dict with ``win_rate``,
+    ``se`` and ``pairs`` for the run), in two sentences."""
+    best = max(rows, key=lambda r: r["win_rate"])
+    gain = best["win_rate"] - sft["win_rate"]
+    margin = 2 * math.hypot(best["se"], sft["se"])
+    points = ", ".join(f"{r['win_rate']:.1f} ± {r['se']:.1f} % with {r['pairs']:,} pairs "
+                       f"({r['disfluent']:.0%} disfluent)" for r in rows)
+    verdict = (f"perfect labels move the policy {gain:+.1f} points past SFT 10k, so the gap to the chapter's run is "
+               "what its labels lose" if gain > margin else
+               f"not even perfect labels move the policy past SFT 10k ({gain:+.1f} points, within twice the standard "
+               "error): what limits DPO here is not the labels' noise but what a policy this small learns from "
+               "comparisons" if gain >= -margin else
+               f"even perfect labels leave the policy {-gain:.1f} points below SFT 10k: DPO's updates, not the "
+               "labels, are what hurts here")
+    return (f"Trained on R*'s own labels, DPO reaches {points}, against SFT 10k's {sft['win_rate']:.1f} ± "
+            f"{sft['se']:.1f} % and the chapter's run on {run['pairs']:,} `p_sim_ann` pairs at "
+            f"{run['win_rate']:.1f} ± {run['se']:.1f} %: {verdict}.")
 
 
 def ceiling_sentence(oracle: list[dict], ppo: dict, sft_people: float, sft_se: float) -> str:

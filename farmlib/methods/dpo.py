@@ -117,10 +117,12 @@ def fit(policy, ref, tok, prefs: list[dict], cfg: DPOConfig, max_length: int) ->
     return history
 
 
-def train(farm, cfg: DPOConfig | None = None) -> str:
-    """DPO from the SFT model on the annotator's pairs; the artifact keeps the per-step log as ``history.json``."""
+def train(farm, cfg: DPOConfig | None = None, prefs: list[dict] | None = None) -> str:
+    """DPO from the SFT model on the annotator's pairs, or on ``prefs`` already labelled (chapter 8's ceiling
+    passes R*'s labels); the artifact keeps the per-step log as ``history.json``."""
     cfg = cfg or farm.method_config("dpo")
-    prefs, sft, tok = farm.preference_data(cfg.annotator), farm.sft_model(), farm.tokenizer()
+    prefs = farm.preference_data(cfg.annotator) if prefs is None else prefs
+    sft, tok = farm.sft_model(), farm.tokenizer()
     prof = farm.profile
 
     def build(work: Path) -> None:
