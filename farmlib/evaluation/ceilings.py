@@ -95,8 +95,7 @@ def dpo_ceiling_sentence(rows: list[dict], run: dict, sft: dict) -> str:
     verdict = (f"perfect labels move the policy {gain:+.1f} points past SFT 10k, so the gap to the chapter's run is "
                "what its labels lose" if gain > margin else
                f"not even perfect labels move the policy past SFT 10k ({gain:+.1f} points, within twice the standard "
-               "error): what limits DPO here is not the labels' noise but what a policy this small learns from "
-               "comparisons" if gain >= -margin else
+               "error): what holds DPO back here is not the labels' noise" if gain >= -margin else
                f"even perfect labels leave the policy {-gain:.1f} points below SFT 10k: DPO's updates, not the "
                "labels, are what hurts here")
     return (f"Trained on R*'s own labels, DPO reaches {points}, against SFT 10k's {sft['win_rate']:.1f} ± "
