@@ -62,6 +62,7 @@ def dpo_ceiling(farm, sizes: tuple[int, ...] = (1000, 8000), annotator: str = "h
     (:func:`~farmlib.methods.reward_model.curve_pairs`, ties dropped), for each n in ``sizes`` (at most what the
     splits hold): win-rate under ``annotator`` against the reference on the whole evaluation set, the shares of
     disfluent and repetitive answers (the people's defects) and the mean R*."""
+    from farmlib.evaluation.leaderboard import defect_rates
     from farmlib.methods import dpo
     from farmlib.methods.reward_model import curve_pairs
 
@@ -70,16 +71,15 @@ def dpo_ceiling(farm, sizes: tuple[int, ...] = (1000, 8000), annotator: str = "h
     cfg = replace(farm.method_config("dpo", overrides), annotator="true_reward")
     pairs = curve_pairs(farm, max(sizes))
     labelled = farm.annotator("true_reward").annotate_pairs(pairs, seed=cfg.seed)
-    w, rows = farm.world, []
+    rows = []
     for n in sorted({min(s, len(pairs)) for s in sizes}):
         data = [r for r in labelled[:n] if r["preference"] in (1, 2)]
         path = dpo.train(farm, cfg, prefs=data)
         outs = farm.samples(path, "eval", generator=f"dpo_true_reward_{n}")
         wr = farm.evaluate(outs, annotator)[0]
-        parts = [w.reward_breakdown(r["instruction"], r["input"], r["output"]) for r in outs]
+        defects = defect_rates(farm, outs)
         rows.append({"pairs": len(data), "win_rate": wr.win_rate, "se": wr.standard_error,
-                     "disfluent": sum(p["disfluency"] > 0 for p in parts) / len(parts),
-                     "repetitive": sum(p["repetition"] > 0 for p in parts) / len(parts),
+                     "disfluent": defects["disfluency_rate"], "repetitive": defects["repetition_rate"],
                      "true_reward": sum(farm.true_rewards(outs)) / len(outs)})
     return rows
 
