@@ -1,5 +1,7 @@
 """The ceilings: R* as the reward (PPO) and as the selector (oracle best-of-n), on micro."""
 
+import math
+
 import torch
 
 from farmlib.evaluation.ceilings import oracle_best_of_n, ppo_ceiling
@@ -99,3 +101,63 @@ def test_dpo_ceiling_sentence_reads_the_numbers_it_is_given():
     up = dpo_ceiling_sentence([row(30.8, 987), row(40.0, 7991)], run, sft)
     assert "+10.5 points past SFT 10k" in up and "7,991 pairs" in up and "27.8 ± 2.3 %" in up
     assert "below SFT 10k" in dpo_ceiling_sentence([row(20.0, 987)], run, sft)
+
+
+def test_terms_sum_to_r_star_on_real_answers(micro_farm):
+    from farmlib.evaluation.ceilings import terms
+
+    world = micro_farm.world
+    for r in micro_farm.splits()["val"][:6]:
+        for out in (r["output"], "The goat. The goat.", "rake rake the the"):
+            parts = world.reward_breakdown(r["instruction"], r["input"], out)
+            assert abs(sum(terms(parts).values()) - parts["total"]) < 1e-9
+
+
+class _World:
+    """A world whose R* reads an answer's parts from a table: 'right' is right and detailed, 'wrong' is off-topic."""
+
+    PARTS = {"right": {"quality": 1.0, "detail": 0.5, "off_topic": 0.0},
+             "wrong": {"quality": 0.0, "detail": 0.0, "off_topic": 0.4},
+             "plain": {"quality": 1.0, "detail": 0.0, "off_topic": 0.0}}
+
+    def reward_breakdown(self, instruction, input, output):
+        from farmlib.world.true_reward import total
+
+        parts = {"list": 0.0, "repetition": 0.0, "disfluency": 0.0, "echo": 0.0, "broken": 0.0,
+                 **self.PARTS[output]}
+        return {**parts, "total": total(parts)}
+
+    def true_reward(self, instruction, input, output):
+        return self.reward_breakdown(instruction, input, output)["total"]
+
+
+def _rec(output):
+    return {"instruction": "x", "input": "", "output": output}
+
+
+def test_oracle_picks_take_r_stars_favourite_and_ties_go_to_the_earlier():
+    from farmlib.evaluation.ceilings import oracle_picks
+
+    cands = [[_rec("wrong"), _rec("plain")], [_rec("right"), _rec("plain")]]  # [k][i]
+    picks = oracle_picks(_World(), cands)
+    assert [p["output"] for p in picks] == ["right", "plain"] and picks[1] is cands[0][1]
+    assert [p["output"] for p in oracle_picks(_World(), cands, n=1)] == ["wrong", "plain"]
+
+
+def test_headroom_shares_the_oracles_gain_out_by_term():
+    from farmlib.evaluation.ceilings import headroom, headroom_sentence
+
+    sel = {"b1": [_rec("wrong"), _rec("wrong")], "rm": [_rec("plain"), _rec("wrong")],
+           "oracle": [_rec("right"), _rec("right")]}
+    rows = {r["term"]: r for r in headroom(_World(), sel)}
+    assert rows["quality"]["b1"] == 0 and rows["quality"]["rm"] == 0.5 and rows["quality"]["oracle"] == 1
+    assert rows["detail"]["oracle"] == 1.5 and rows["detail"]["rm"] == 0  # w_d · detail on a right answer
+    assert math.isclose(rows["off_topic"]["b1"], -0.6) and math.isclose(rows["off_topic"]["rm"], -0.3)
+    assert math.isclose(rows["total"]["oracle"], 2.5) and math.isclose(rows["total"]["b1"], -0.6)
+    text = headroom_sentence(list(rows.values()), "b1", "rm", "oracle", {"b1": 20.0, "rm": 25.0, "oracle": 40.0})
+    assert text.startswith("Under the people, oracle wins 40.0 %")
+    assert "+3.10 over b1 and rm +0.80 (26% of it)" in text
+    assert "detail on a right answer +1.50, of which it takes 0%" in text and "less off-topic text +0.60" in text
+    assert "most behind in detail on a right answer (1.50 of the 2.30 left)" in text
+    flat = {"b1": sel["b1"], "rm": sel["b1"], "oracle": sel["b1"]}
+    assert "no headroom" in headroom_sentence(headroom(_World(), flat), "b1", "rm", "oracle")

@@ -11,6 +11,9 @@ learns from; if it can, the gap between it and a method is what the learned rewa
   (``PPOConfig.reward = "true_reward"``), judged the same way;
 - **DPO on R*'s labels** (:func:`dpo_ceiling`): the chapter's DPO on pairs labelled by R* itself, no noise, at
   the chapter's number of pairs and more: what DPO makes of perfect labels.
+
+Where a method falls short of its ceiling, :func:`headroom` says which of R*'s terms it leaves behind: the task
+done right, its explanation, or a defect avoided.
 """
 
 from __future__ import annotations
@@ -19,6 +22,13 @@ import math
 from dataclasses import replace
 
 from farmlib.methods.best_of_n import BestOfNCurveConfig, draw, kl_bound, powers_of_two, prefix_choices
+from farmlib.world import REWARD_WEIGHTS
+from farmlib.world.true_reward import DEFECTS
+
+#: R*'s terms (:func:`terms`) in a reader's words.
+TERMS = {"quality": "a right answer", "detail": "detail on a right answer", "list": "a list on a right answer",
+         "repetition": "repetition", "disfluency": "disfluency", "off_topic": "off-topic text", "echo": "echo",
+         "broken": "broken text"}
 
 
 def oracle_best_of_n(farm, n_max: int = 256, n_prompts: int = 200, annotator: str = "human", seed: int = 0,
@@ -119,3 +129,65 @@ def ceiling_sentence(oracle: list[dict], ppo: dict, sft_people: float, sft_se: f
             f"{best['n']}): the policy's own samples hold {held:+.1f} points for a selector that knows what people "
             f"want. PPO trained against R* itself reaches {ppo['win_rate']:.1f} ± {ppo['se']:.1f} % against SFT 10k's "
             f"{sft_people:.1f} ± {sft_se:.1f} % ({moved:+.1f} points), {verdict}.")
+
+
+def terms(parts: dict[str, float], weights: dict[str, float] = REWARD_WEIGHTS) -> dict[str, float]:
+    """R*'s total (:func:`farmlib.world.true_reward.total`) as a sum of terms, one per part: ``quality`` is
+    ``w_q · quality``; ``detail`` and ``list`` what they add on top of it (``w_q · quality · w_d · detail``, ...:
+    an explanation is worth something only as far as the answer is right); each defect ``w_k · part_k`` (negative)."""
+    q = weights["quality"] * parts["quality"]
+    return {"quality": q, "detail": q * weights["detail"] * parts["detail"], "list": q * weights["list"] * parts["list"],
+            **{k: weights[k] * parts[k] for k in DEFECTS}}
+
+
+def oracle_picks(world, candidates: list[list[dict]], n: int | None = None) -> list[dict]:
+    """R*'s favourite of the first ``n`` (default: all) of each prompt's candidates, ``candidates[k][i]`` being
+    sample k for prompt i (:func:`farmlib.methods.best_of_n.candidates`); ties go to the earlier sample."""
+    pool = candidates[:n] if n else candidates
+    picks = []
+    for i in range(len(pool[0])):
+        scores = [world.true_reward(c[i]["instruction"], c[i]["input"], c[i]["output"]) for c in pool]
+        picks.append(pool[scores.index(max(scores))][i])
+    return picks
+
+
+def headroom(world, selections: dict[str, list[dict]]) -> list[dict]:
+    """Where each selection's mean R* comes from: one row per R* term (:func:`terms`) and a ``total`` row, each
+    with the term's mean over every selection's answers (a column per name in ``selections``)."""
+    means = {}
+    for name, outs in selections.items():
+        rows = [terms(world.reward_breakdown(r["instruction"], r["input"], r["output"])) for r in outs]
+        means[name] = {k: sum(t[k] for t in rows) / len(rows) for k in TERMS}
+    out = [{"term": k, "reads": TERMS[k], **{name: m[k] for name, m in means.items()}} for k in TERMS]
+    return out + [{"term": "total", "reads": "R*", **{name: sum(m.values()) for name, m in means.items()}}]
+
+
+def headroom_sentence(rows: list[dict], base: str, picked: str, oracle: str,
+                      win_rates: dict[str, float] | None = None) -> str:
+    """What :func:`headroom`'s rows say of ``picked`` (a selection), measured from ``base`` (best-of-1, say) against
+    ``oracle`` (R*'s own pick of the same candidates): the share of the oracle's gain in R* it takes, term by term
+    for the terms that hold at least a tenth of that gain, and the term it leaves the most of; ``win_rates`` (per
+    selection, under the people) opens the sentence."""
+    by = {r["term"]: r for r in rows}
+    gain = {k: by[k][oracle] - by[k][base] for k in by}
+    took = {k: by[k][picked] - by[k][base] for k in by}
+    total = gain["total"]
+    opening = ""
+    if win_rates:
+        opening = (f"Under the people, {oracle} wins {win_rates[oracle]:.1f} % against the reference, {picked} "
+                   f"{win_rates[picked]:.1f} % and {base} {win_rates[base]:.1f} %. ")
+    if total <= 0:
+        return opening + (f"R*'s own pick is no better than {base} ({total:+.2f} in mean R*): these candidates hold "
+                          "no headroom to share out.")
+
+    def said(k: str) -> str:
+        return f"less {TERMS[k]}" if k in DEFECTS else TERMS[k]
+
+    big = sorted((k for k in TERMS if gain[k] >= total / 10), key=lambda k: -gain[k])
+    shares = "; ".join(f"{said(k)} {gain[k]:+.2f}, of which it takes {took[k] / gain[k]:.0%}" for k in big)
+    left = max(TERMS, key=lambda k: gain[k] - took[k])
+    return opening + (
+        f"In mean R*, {oracle} gains {total:+.2f} over {base} and {picked} {took['total']:+.2f} "
+        f"({took['total'] / total:.0%} of it). By term: {shares}. It leaves the most behind in {said(left)} "
+        f"({gain[left] - took[left]:.2f} of the {total - took['total']:.2f} left): that is what a better reward model "
+        "would have to see.")
