@@ -202,12 +202,13 @@ def test_farm_run_takes_parameters(tmp_path):
 
 def test_chapter_overrides_reach_the_artifact_and_name_the_row(tmp_path):
     """`farm run ppo -p overrides '{"steps": 2}'`: the Farm merges the override into PPO's config, the
-    artifact's key holds it, and the chapter's metrics name the run ``ppo[steps=2]``."""
+    artifact's key holds it, and the chapter's metrics name the run ``ppo[steps=2]`` in a file of their own."""
     env = {**os.environ, "FARM_RUNS": str(tmp_path / "runs")}
     subprocess.run([sys.executable, "-m", "farmlib.cli", "run", "ppo", "--profile", "micro", "-p", "overrides",
                     '{"steps": 2}', "-o", str(tmp_path / "ppo.ipynb")], cwd=ROOT, env=env, check=True,
                    capture_output=True)
-    metrics = json.loads((tmp_path / "runs" / "micro" / "metrics" / "ppo.json").read_text())
+    assert not (tmp_path / "runs" / "micro" / "metrics" / "ppo.json").exists(), "the chapter's own file is untouched"
+    metrics = json.loads((tmp_path / "runs" / "micro" / "metrics" / "ppo[steps=2].json").read_text())
     assert metrics["run"] == "ppo[steps=2]" and metrics["config"]["steps"] == 2
     keys = [json.loads(p.read_text()) for p in (tmp_path / "runs" / "micro" / "ppo").glob("*/_artifact.json")]
     assert [k["steps"] for k in keys] == [2]

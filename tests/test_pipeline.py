@@ -98,3 +98,16 @@ def test_scale_profiles_switch_on_lora_and_4bit(monkeypatch, tmp_path):
     Farm("micro", root=tmp_path).load("x")
     assert calls == [("huggyllama/llama-7b", "cuda", True), (str(tmp_path / "ppo" / "abc"), "cuda", False),
                      ("x", "cpu", False)]
+
+
+def test_a_run_with_overrides_writes_its_own_metrics_file(tmp_path):
+    from farmlib import Farm
+    from farmlib.artifacts import read_json
+
+    farm = Farm("micro", root=tmp_path / "micro")
+    farm.write_metrics("dpo", {"run": "dpo", "win_rate": 1})
+    farm.write_metrics("dpo", {"run": "dpo[lr=0.0005]", "win_rate": 2})  # an exercise's run
+    farm.write_metrics("sft", {"win_rate": 3})
+    assert read_json(tmp_path / "micro" / "metrics" / "dpo.json")["win_rate"] == 1, "the chapter's numbers stay"
+    assert read_json(tmp_path / "micro" / "metrics" / "dpo[lr=0.0005].json")["win_rate"] == 2
+    assert read_json(tmp_path / "micro" / "metrics" / "sft.json")["win_rate"] == 3
