@@ -118,7 +118,8 @@ class _World:
 
     PARTS = {"right": {"quality": 1.0, "detail": 0.5, "off_topic": 0.0},
              "wrong": {"quality": 0.0, "detail": 0.0, "off_topic": 0.4},
-             "plain": {"quality": 1.0, "detail": 0.0, "off_topic": 0.0}}
+             "plain": {"quality": 1.0, "detail": 0.0, "off_topic": 0.0},
+             "thin": {"quality": 0.5, "detail": 0.0, "off_topic": 0.0}}
 
     def reward_breakdown(self, instruction, input, output):
         from farmlib.world.true_reward import total
@@ -161,3 +162,14 @@ def test_headroom_shares_the_oracles_gain_out_by_term():
     assert "most behind in detail on a right answer (1.50 of the 2.30 left)" in text
     flat = {"b1": sel["b1"], "rm": sel["b1"], "oracle": sel["b1"]}
     assert "no headroom" in headroom_sentence(headroom(_World(), flat), "b1", "rm", "oracle")
+
+
+def test_misses_show_the_fluent_losses_and_count_them():
+    from farmlib.evaluation.ceilings import misses
+
+    picked = [_rec("thin"), _rec("wrong"), _rec("right")]
+    rows, text = misses(_World(), picked, [_rec("right")] * 3, k=3)
+    assert [r["the selector's pick"] for r in rows] == ["thin"], "the off-topic loss is lost, but not fluent"
+    assert rows[0]["its R*"] == 0.5 and rows[0]["R* of R*'s pick"] == 2.5
+    assert "by more than 0.5 on 2 of 3 instructions; on 1 of them (50%)" in text
+    assert misses(_World(), [_rec("right")], [_rec("right")])[1] == "The selector never loses to R*'s pick by more than 0.5."

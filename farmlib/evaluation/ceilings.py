@@ -191,3 +191,30 @@ def headroom_sentence(rows: list[dict], base: str, picked: str, oracle: str,
         f"({took['total'] / total:.0%} of it). By term: {shares}. It leaves the most behind in {said(left)} "
         f"({gain[left] - took[left]:.2f} of the {total - took['total']:.2f} left): that is what a better reward model "
         "would have to see.")
+
+
+def misses(world, picked: list[dict], oracle: list[dict], k: int = 3, margin: float = 0.5,
+           name: str = "the selector") -> tuple[list[dict], str]:
+    """Where a selection (``picked``, by ``name``) loses to R*'s own pick (``oracle``) of the same candidates, prompt by prompt:
+    the ``k`` largest losses among picks free of every defect (a fluent answer the selector could not fault), and a
+    sentence counting, among the prompts it loses by more than ``margin`` in R*, those whose pick is fluent and less
+    right than R*'s."""
+    lost, rows = 0, []
+    for p, o in zip(picked, oracle):
+        bp, bo = (world.reward_breakdown(r["instruction"], r["input"], r["output"]) for r in (p, o))
+        gap = bo["total"] - bp["total"]
+        if gap <= margin:
+            continue
+        lost += 1
+        if all(bp[d] == 0 for d in DEFECTS) and bp["quality"] < bo["quality"]:
+            rows.append({"instruction": p["instruction"] + (f" [{p['input']}]" if p["input"] else ""),
+                         f"{name}'s pick": p["output"], "its R*": bp["total"], "R*'s pick": o["output"],
+                         "R* of R*'s pick": bo["total"], "gap": gap})
+    fluent = len(rows)
+    who = name[0].upper() + name[1:]
+    text = (f"{who} loses to R*'s pick by more than {margin} on {lost} of {len(picked)} instructions; on "
+            f"{fluent} of them ({fluent / max(lost, 1):.0%}) its pick has no defect at all and is less right than "
+            "R*'s: fluent, and on the wrong task or thinner." if lost else
+            f"{who} never loses to R*'s pick by more than {margin}.")
+    rows.sort(key=lambda r: -r["gap"])
+    return [{k_: v for k_, v in r.items() if k_ != "gap"} for r in rows[:k]], text
