@@ -12,11 +12,17 @@ preference pairs that read the last token's state (AlpacaFarm's) or their likeli
 selector's win-rates, the share of its picks that are disfluent, and, for the reward models, held-out accuracy
 against R*. ``--no-labels`` keeps what needs no judge (R*, the SFT likelihood and its held-out accuracy): on a new
 world seed it skips training the judges.
+
+``--capacity`` adds the likelihood of models that know more than SFT 10k, each read with no label: SFT 52k (more
+demonstrations), the mean over three SFT 10k training seeds (an ensemble), and with ``--big`` a model about five times
+the policy's size (width 256, 6 layers), pretrained and SFT-trained on the same corpus and demonstrations (about 25
+minutes on 2 cores; cached after): whether a reward model larger or better taught than the policy reads R* better.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import time
 
@@ -37,6 +43,37 @@ def held_out_truth(farm) -> list[dict]:
     return out
 
 
+def capacity_readers(farm, flat: list[dict], truth: list[dict], big: bool):
+    """(name, scores of ``flat``, (held-out accuracy vs R*, its standard error)) for each reader that knows more than
+    SFT 10k: the mean log-likelihood of each model, or for an ensemble the mean of its members'."""
+    import math
+
+    from farmlib.methods import sft52k
+    from farmlib.profiles import ModelConfig
+
+    tok, max_len, device = farm.tokenizer(), farm.profile.model.max_length, farm.profile.device
+    seeds = [farm.sft_model(train=dataclasses.replace(farm.profile.sft, seed=s)) for s in (0, 1, 2)]
+    groups = {"SFT 52k mean log-likelihood": [sft52k(farm)], "mean of 3 SFT 10k seeds' log-likelihoods": seeds}
+    if big:
+        m = farm.profile.model
+        larger = Farm(farm.profile, root=farm.root,  # same tokenizer and data: only the models' keys differ
+                      model=ModelConfig(**{**dataclasses.asdict(m), "hidden_size": 2 * m.hidden_size,
+                                           "num_layers": m.num_layers + 2, "num_heads": 2 * m.num_heads,
+                                           "intermediate_size": 2 * m.intermediate_size}))
+        groups["a larger SFT (width x2, +2 layers) mean log-likelihood"] = [larger.sft_model()]
+    sides = [[dict(r, output=r[f"output_{k}"]) for r in truth] for k in (1, 2)]
+    for name, paths in groups.items():
+        scores, diff = [0.0] * len(flat), [0.0] * len(truth)
+        for path in paths:
+            lm = reward_model.new_reward_model(path, tok, device, reads="likelihood")
+            scores = [a + b / len(paths) for a, b in zip(scores, reward_model.rewards(lm, tok, flat, max_length=max_len).tolist())]
+            one, two = (reward_model.rewards(lm, tok, side, max_length=max_len).tolist() for side in sides)
+            diff = [d + a - b for d, a, b in zip(diff, one, two)]
+        right = [(d > 0) == (r["preference"] == 1) for d, r in zip(diff, truth)]
+        acc = sum(right) / len(right)
+        yield name, scores, (acc, math.sqrt(acc * (1 - acc) / len(right)))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--profile", default="tiny")
@@ -46,6 +83,8 @@ def main() -> None:
     ap.add_argument("--n-prompts", type=int, default=200)
     ap.add_argument("--temperature", type=float, default=1.0, help="the candidates' (1.0: the paper's best-of-n)")
     ap.add_argument("--no-labels", action="store_true", help="only what needs no judge")
+    ap.add_argument("--capacity", action="store_true", help="also the likelihood of SFT 52k and of three SFT seeds")
+    ap.add_argument("--big", action="store_true", help="with --capacity: also a model 5x the policy (slow)")
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
     farm = Farm(args.profile, **({} if args.world_seed is None else {"world_seed": args.world_seed}))
@@ -65,7 +104,11 @@ def main() -> None:
     untrained = reward_model.new_reward_model(farm.sft_model(), tok, farm.profile.device, reads="likelihood")
     no_label = "SFT mean log-likelihood (no label)"
     selectors[no_label] = per_prompt(reward_model.rewards(untrained, tok, flat, max_length=max_len).tolist())
-    accuracy = {no_label: reward_model.pairwise_accuracy(untrained, tok, held_out_truth(farm), max_len)}
+    truth = held_out_truth(farm)
+    accuracy = {no_label: reward_model.pairwise_accuracy(untrained, tok, truth, max_len)}
+    if args.capacity:
+        for name, scores, acc in capacity_readers(farm, flat, truth, args.big):
+            selectors[name], accuracy[name] = per_prompt(scores), acc
     defaults = reward_model.RewardModelConfig()
     trained = () if args.no_labels else (("last", {"reads": "last", "lr": defaults.lr, "epochs": defaults.epochs}),
                                           ("likelihood", {}))
@@ -93,10 +136,10 @@ def main() -> None:
         rows.append(row)
     print(f"{args.profile}, world seed {farm.profile.world_seed}, temperature {args.temperature}: best-of-n under the people vs the reference, first "
           f"{len(cands)} eval instructions ({time.time() - t0:.0f} s)")
-    print(f"{'selector':<44}" + "".join(f"{'n=' + str(n):>14}" for n in ns) + f"{'disfluent':>11}{'acc vs R*':>15}")
+    print(f"{'selector':<58}" + "".join(f"{'n=' + str(n):>14}" for n in ns) + f"{'disfluent':>11}{'acc vs R*':>15}")
     for r in rows:
         acc = r["accuracy vs R*"]
-        print(f"{r['selector']:<44}" + "".join(f"{r[f'best-of-{n}']:>8.1f} ± {r[f'se-{n}']:.1f}" for n in ns)
+        print(f"{r['selector']:<58}" + "".join(f"{r[f'best-of-{n}']:>8.1f} ± {r[f'se-{n}']:.1f}" for n in ns)
               + f"{100 * r['disfluent picks']:>10.0f}%" + (f"{100 * acc[0]:>9.1f} ± {100 * acc[1]:.1f}" if acc else ""))
     if args.out:
         with open(args.out, "w") as fh:
