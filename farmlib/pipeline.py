@@ -123,14 +123,12 @@ class Farm:
     def write_metrics(self, chapter: str, metrics: dict) -> None:
         """Save a chapter's headline numbers to ``runs/<profile>/metrics/<chapter>.json`` (on real data marked
         ``"real": true``), with the resolved profile they were measured with (``resolved_profile``: every field, as a
-        profile file resolved). A run with overrides (``metrics["run"]`` is ``name[field=value,...]``,
-        :meth:`run_name`) goes to a file of that name instead, so an exercise never overwrites the chapter's own
-        numbers. Returns nothing, so a chapter's last line writing them shows nothing on the page."""
+        profile file resolved); a run with overrides (``metrics["run"]`` is ``name[field=value,...]``) to a file of that
+        name, so an exercise never overwrites the chapter's own. Returns nothing (a chapter's last line shows nothing)."""
         from farmlib.book import note_metrics_written
 
-        run = metrics.get("run")
-        stem = run.replace("/", "_") if isinstance(run, str) and run.startswith(f"{chapter}[") else chapter
-        path = self.root / "metrics" / f"{stem}.json"
+        run = str(metrics.get("run", ""))
+        path = self.root / "metrics" / f"{run.replace('/', '_') if run.startswith(chapter + '[') else chapter}.json"
         write_json(path, {"profile": self.profile.name, **({} if self.is_farmworld else {"real": True}), **metrics,
                           "resolved_profile": self.profile.to_dict()})
         note_metrics_written(path)
