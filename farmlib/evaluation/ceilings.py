@@ -12,8 +12,8 @@ learns from; if it can, the gap between it and a method is what the learned rewa
 - **DPO on R*'s labels** (:func:`dpo_ceiling`): the chapter's DPO on pairs labelled by R* itself, no noise, at
   the chapter's number of pairs and more: what DPO makes of perfect labels.
 
-Where a method falls short of its ceiling, :func:`headroom` says which of R*'s terms it leaves behind: the task
-done right, its explanation, or a defect avoided.
+Where a selector falls short of R*'s own pick of the same candidates, :func:`headroom` says which of R*'s terms it
+leaves behind (a right answer, the detail on it, a defect avoided) and :func:`misses` shows the answers it got wrong.
 """
 
 from __future__ import annotations
@@ -195,10 +195,10 @@ def headroom_sentence(rows: list[dict], base: str, picked: str, oracle: str,
 
 def misses(world, picked: list[dict], oracle: list[dict], k: int = 3, margin: float = 0.5,
            name: str = "the selector") -> tuple[list[dict], str]:
-    """Where a selection (``picked``, by ``name``) loses to R*'s own pick (``oracle``) of the same candidates, prompt by prompt:
-    the ``k`` largest losses among picks free of every defect (a fluent answer the selector could not fault), and a
-    sentence counting, among the prompts it loses by more than ``margin`` in R*, those whose pick is fluent and less
-    right than R*'s."""
+    """Where a selection (``picked``, by ``name``) loses to R*'s own pick (``oracle``) of the same candidates: the
+    ``k`` largest losses among picks free of every defect (a fluent answer the selector could not fault), and a
+    sentence counting, among the prompts it loses by more than ``margin`` in R*, those whose pick is fluent and
+    less right than R*'s."""
     lost, rows = 0, []
     for p, o in zip(picked, oracle):
         bp, bo = (world.reward_breakdown(r["instruction"], r["input"], r["output"]) for r in (p, o))
@@ -217,4 +217,4 @@ def misses(world, picked: list[dict], oracle: list[dict], k: int = 3, margin: fl
             "R*'s: fluent, and on the wrong task or thinner." if lost else
             f"{who} never loses to R*'s pick by more than {margin}.")
     rows.sort(key=lambda r: -r["gap"])
-    return [{k_: v for k_, v in r.items() if k_ != "gap"} for r in rows[:k]], text
+    return [{key: v for key, v in r.items() if key != "gap"} for r in rows[:k]], text
