@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import math
 import time
 
 from farmlib import Farm
@@ -46,8 +47,6 @@ def held_out_truth(farm) -> list[dict]:
 def capacity_readers(farm, flat: list[dict], truth: list[dict], big: bool):
     """(name, scores of ``flat``, (held-out accuracy vs R*, its standard error)) for each reader that knows more than
     SFT 10k: the mean log-likelihood of each model, or for an ensemble the mean of its members'."""
-    import math
-
     from farmlib.methods import sft52k
     from farmlib.profiles import ModelConfig
 

@@ -143,12 +143,10 @@ def terms(parts: dict[str, float], weights: dict[str, float] = REWARD_WEIGHTS) -
 def oracle_picks(world, candidates: list[list[dict]], n: int | None = None) -> list[dict]:
     """R*'s favourite of the first ``n`` (default: all) of each prompt's candidates, ``candidates[k][i]`` being
     sample k for prompt i (:func:`farmlib.methods.best_of_n.candidates`); ties go to the earlier sample."""
-    pool = candidates[:n] if n else candidates
-    picks = []
-    for i in range(len(pool[0])):
-        scores = [world.true_reward(c[i]["instruction"], c[i]["input"], c[i]["output"]) for c in pool]
-        picks.append(pool[scores.index(max(scores))][i])
-    return picks
+    n = n or len(candidates)
+    true = [[world.true_reward(c[i]["instruction"], c[i]["input"], c[i]["output"]) for c in candidates[:n]]
+            for i in range(len(candidates[0]))]  # [i][k]
+    return [candidates[k][i] for i, k in enumerate(prefix_choices(true, [n])[n])]
 
 
 def headroom(world, selections: dict[str, list[dict]]) -> list[dict]:
