@@ -120,6 +120,18 @@ def lms(micro_farm):
     return micro_farm.judge_lms()
 
 
+def test_a_reader_sees_what_an_answer_says_again():
+    from farmlib.annotators.judges import N_SURFACE, said_again, surface
+
+    assert said_again("The animals mentioned are:\n- cow\n- cow") == 1.0  # a list item twice
+    assert said_again("The cow eats hay. It lives on farms. The cow eats hay!") == 1.0  # a sentence twice
+    assert said_again("The cow eats hay. It lives on farms.") == 0.0
+    loop = said_again("The cow eats" + " hay" * 20)
+    assert 0.7 < loop < 1.0  # a loop: the share of words inside a run of four said before
+    assert said_again("The cow eats hay and the cow eats grass.") == 0.0  # three words again is not a run of four
+    assert len(surface("The cow eats hay.")) == N_SURFACE
+
+
 def test_judges_never_read_the_true_reward(micro_farm, monkeypatch):
     """Every R* function raises; the learned judges (freshly loaded, nothing cached) still annotate."""
     from farmlib.annotators import JudgeLM, TextReader

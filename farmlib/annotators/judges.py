@@ -41,19 +41,39 @@ import torch
 from farmlib.annotators.base import _sigmoid
 
 _MARKER = re.compile(r"^\s*(?:\d+[.)]|[-*\u2022])\s+", re.M)  # a line that starts a list item
+_PIECE = re.compile(r"[.!?\n]+")  # what ends a sentence or a list item
+
+
+def said_again(text: str) -> float:
+    """How much of the answer says again what it already said: 1 if a sentence or list item is said twice
+    ("- cow\n- cow"), else the share of its words inside a run of four words said before (a loop)."""
+    from farmlib.world.vocabulary import words
+
+    said = [" ".join(words(s)) for s in _PIECE.split(_MARKER.sub("", text))]
+    said = [s for s in said if s]
+    if len(set(said)) < len(said):
+        return 1.0
+    w, seen, again = words(text), set(), set()
+    for i in range(len(w) - 3):
+        run = tuple(w[i:i + 4])
+        if run in seen:
+            again.update(range(i, i + 4))
+        seen.add(run)
+    return len(again) / max(len(w), 1)
 
 
 def surface(text: str) -> list[float]:
-    """What any reader notices at a glance: log length in words, log lines, whether it is a list, and
-    how varied its words are (distinct words and distinct word pairs, as shares)."""
+    """What any reader notices at a glance: log length in words, log lines, whether it is a list, how
+    varied its words are (distinct words and distinct word pairs, as shares), and how much of it says again
+    what it already said (:func:`said_again`). What each is worth is the head's to learn."""
     n_words, n_lines = len(text.split()), text.count("\n") + 1
     w = text.lower().split()
     pairs = list(zip(w, w[1:]))
     return [math.log1p(n_words), math.log(n_lines), float(len(_MARKER.findall(text)) >= 2),
-            len(set(w)) / max(len(w), 1), len(set(pairs)) / max(len(pairs), 1)]
+            len(set(w)) / max(len(w), 1), len(set(pairs)) / max(len(pairs), 1), said_again(text)]
 
 
-N_SURFACE = 5  # len(surface(...))
+N_SURFACE = 6  # len(surface(...))
 BUCKET = 16  # a reader pads each output to its length rounded up to a multiple of this (TextReader.bucket)
 N_FLUENCY = 4  # the reader's log-probability statistics of the response
 

@@ -9,7 +9,7 @@ A judge (``p_sim``) is a *learned model that only sees text*. Each family has tw
   from good answers finds a correct, on-topic answer likelier than a wrong one;
 * **the world's base LM** (:meth:`farmlib.pipeline.Farm.base_model`, trained on world text, never on
   instructions or preferences; :class:`~farmlib.annotators.judges.TextReader`), shared by the families:
-  how fluent the response is, and surface features (length, lines, list, word variety);
+  how fluent the response is, and surface features (length, lines, list, word variety, what it says again);
 * **what it knows of the world** (``knows``; :mod:`farmlib.annotators.knowledge`): the GPT-4 and ChatGPT
   families know the world's facts and its tasks' answers, as an LLM judge knows that 6 − 5 = 1, and read a reply
   beside the answer (how much of it the reply says, how much it gets wrong, whether it is in order, what it says
