@@ -164,8 +164,8 @@ def decides_sentence(decides: pd.DataFrame, read: pd.Series, table: pd.DataFrame
     q, e = decides.loc["quality"], table.loc["p_sim_eval"]
     return (f"The task done right (`quality`) differs in {q['pairs where it differs']:.0%} of the pairs and, where it "
             f"does, the better-done output wins the people's majority {q['its side wins the majority']:.0%} of the time. "
-            "A judge must check the answer to see it — sum the numbers, count the words, know the fact. The GPT-4 and "
-            "ChatGPT families know the world's answers and read each output beside its task's answer (Davinci does not); "
+            "A judge must check the answer to see it — sum the numbers, count the words, know the fact. The three "
+            "families know the world's answers and read each output beside its task's answer; "
             "how much a right answer weighs against the rest is their heads' to learn: on the pairs where quality differs, `p_sim^eval`'s label "
             f"picks the better-done output {read['p_sim_eval']:.0%} of the time and the single greedy judge "
             f"{read['p_sim_single']:.0%} (the people's majority: {read['human (majority)']:.0%}). What else they read "

@@ -10,11 +10,12 @@ A judge (``p_sim``) is a *learned model that only sees text*. Each family has tw
 * **the world's base LM** (:meth:`farmlib.pipeline.Farm.base_model`, trained on world text, never on
   instructions or preferences; :class:`~farmlib.annotators.judges.TextReader`), shared by the families:
   how fluent the response is, and surface features (length, lines, list, word variety, what it says again);
-* **what it knows of the world** (``knows``; :mod:`farmlib.annotators.knowledge`): the GPT-4 and ChatGPT
-  families know the world's facts and its tasks' answers, as an LLM judge knows that 6 − 5 = 1, and read a reply
-  beside the answer (how much of it the reply says, how much it gets wrong, whether it is in order, what it says
-  off the task); Davinci does not. Knowing the answer is not knowing what people value: how much a right answer
-  is worth against a fluent or a longer one is the head's to learn;
+* **what it knows of the world** (``knows``; :mod:`farmlib.annotators.knowledge`): every family knows the
+  world's facts and its tasks' answers, as an LLM judge knows that 6 − 5 = 1, and reads a reply beside the answer
+  (how much of it the reply says, how much it gets wrong, whether it is in order, what it says off the task).
+  Davinci knows them too: the paper's Davinci members are text-davinci-003, the model whose answers are the
+  reference, and FarmWorld's reference writer knows the answers. Knowing the answer is not knowing what people
+  value: how much a right answer is worth against a fluent or a longer one is the head's to learn;
 * **a linear head**, fitted Bradley–Terry (:func:`farmlib.methods.reward_model.bt_loss`) on comparisons
   its *makers* collected — not the crowd's labels:
 
@@ -103,8 +104,9 @@ JUDGE_FAMILIES: dict[str, FamilyConfig] = {
                          demos=20_000, demo_epochs=3, own=8000, tuned_reads="all", knows=True),
     "chatgpt": FamilyConfig("chatgpt", pairs=4000, reads="fluency", labellers=4, labeller_seed=202, degenerate=0.15,
                             demos=10_000, demo_epochs=2, own=4000, knows=True),
+    # a Davinci head that did not know the answers preferred the wrong one to the right reference in 64 % of such pairs
     "davinci": FamilyConfig("davinci", pairs=2000, reads="surface", labellers=3, labeller_seed=303,
-                            degenerate=0.05, demos=5_000, demo_epochs=2, own=2000),
+                            degenerate=0.05, demos=5_000, demo_epochs=2, own=2000, knows=True),
 }
 
 #: The writers whose answers the makers collected (the world's writers, of mixed care and style).
