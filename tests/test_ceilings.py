@@ -173,3 +173,55 @@ def test_misses_show_the_fluent_losses_and_count_them():
     assert rows[0]["its R*"] == 0.5 and rows[0]["R* of R*'s pick"] == 2.5
     assert "by more than 0.5 on 2 of 3 instructions; on 1 of them (50%)" in text
     assert misses(_World(), [_rec("right")], [_rec("right")])[1] == "The selector never loses to R*'s pick by more than 0.5."
+
+
+def test_teacher_sentence_names_the_link_that_loses_the_taste():
+    from farmlib.evaluation.ceilings import teacher_sentence
+
+    names = ("b1", "prior", "rm", "judges", "oracle")
+    se = dict.fromkeys(names, 2.0)
+
+    def said(b1, prior, rm, judges):
+        return teacher_sentence(dict(zip(names, (b1, prior, rm, judges, 45.0))), se, *names)
+
+    lost = said(20.0, 21.5, 22.0, 32.0)
+    assert lost.startswith("Under the people, oracle wins 45.0 %, judges 32.0 %, rm 22.0 %, prior 21.5 % and b1 20.0 %.")
+    assert "gain 12.0 points over b1" in lost and "moved the reward model's picks +0.5 points" in lost
+    assert "weakest link is the reward model's learning" in lost
+    kept = said(20.0, 21.0, 29.0, 32.0)
+    assert "+8.0 points" in kept and "keeps its teacher's taste" in kept and "judges and R* (13.0 points)" in kept
+    assert "labels, not the reward model, are the weakest link" in said(20.0, 21.0, 21.0, 24.0)  # 4 < 2 · hypot(2, 2)
+
+
+class _Scores:
+    def __init__(self, by_output):
+        self.by_output = by_output
+
+    def scores(self, records):
+        return [self.by_output[r["output"]] for r in records]
+
+
+class _JudgedFarm:
+    """The pool's families, each scoring an output by a table: gpt4 (5 members) likes "a", davinci (4) "b"."""
+
+    def judge_lms(self):
+        return {"gpt4": _Scores({"a": 1.0, "b": 0.0, "c": 0.0}), "chatgpt": _Scores({"a": 0.0, "b": 0.0, "c": 0.0}),
+                "davinci": _Scores({"a": 0.0, "b": 1.2, "c": 0.0})}
+
+
+def test_teacher_picks_weigh_each_family_by_its_members():
+    from farmlib.evaluation.ceilings import teacher_picks
+
+    cands = [[_rec("b"), _rec("c")], [_rec("a"), _rec("c")]]  # [k][i]
+    picks = teacher_picks(_JudgedFarm(), cands)
+    # prompt 0: 5 · 1.0 for "a" beats 4 · 1.2 for "b" (an unweighted mean would pick "b"); prompt 1: a tie, the earlier
+    assert [p["output"] for p in picks] == ["a", "c"] and picks[1] is cands[0][1]
+
+
+def test_untrained_picks_read_the_sft_models_likelihood(micro_farm):
+    from farmlib.evaluation.ceilings import untrained_picks
+
+    demos = micro_farm.splits()["sft"][:4]  # answers the SFT model was trained on
+    shuffled = [dict(r, output=" ".join(reversed(r["output"].split()))) for r in demos]
+    picks = untrained_picks(micro_farm, [shuffled, demos])  # [k][i]: the demo is the second candidate
+    assert [p["output"] for p in picks] == [r["output"] for r in demos]

@@ -14,6 +14,8 @@ learns from; if it can, the gap between it and a method is what the learned rewa
 
 Where a selector falls short of R*'s own pick of the same candidates, :func:`headroom` says which of R*'s terms it
 leaves behind (a right answer, the detail on it, a defect avoided) and :func:`misses` shows the answers it got wrong.
+Between R* and the reward model sits the reward model's teacher: :func:`teacher_picks` picks by the judges' own
+scores, no label noise, so :func:`teacher_sentence` can say whether the labels or the learning lose the taste.
 """
 
 from __future__ import annotations
@@ -147,6 +149,69 @@ def oracle_picks(world, candidates: list[list[dict]], n: int | None = None) -> l
     true = [[world.true_reward(c[i]["instruction"], c[i]["input"], c[i]["output"]) for c in candidates[:n]]
             for i in range(len(candidates[0]))]  # [i][k]
     return [candidates[k][i] for i, k in enumerate(prefix_choices(true, [n])[n])]
+
+
+def _best(candidates: list[list[dict]], flat_scores: list[float]) -> list[dict]:
+    """Each prompt's best candidate by ``flat_scores`` (candidate k of prompt i at ``k * n_prompts + i``, the order
+    of ``[c for row in candidates for c in row]``); ties go to the earlier sample."""
+    n, k_max = len(candidates[0]), len(candidates)
+    by_prompt = [[flat_scores[k * n + i] for k in range(k_max)] for i in range(n)]  # [i][k]
+    return [candidates[k][i] for i, k in enumerate(prefix_choices(by_prompt, [k_max])[k_max])]
+
+
+def teacher_picks(farm, candidates: list[list[dict]]) -> list[dict]:
+    """The simulated annotators' own favourite of each prompt's candidates (``candidates[k][i]``, as
+    :func:`oracle_picks`): the mean, over the pool's 13 members, of their family's score (so each family weighs as
+    many members as it has). It is what a reward model that learned ``p_sim_ann``'s labels perfectly would pick,
+    without the pool's prompt mechanisms or its label noise. The judges read text and their knowledge of the
+    world, never R*."""
+    from farmlib.annotators.judges import default_pool
+
+    lms = farm.judge_lms()
+    share = {f: sum(c.model == f for c in default_pool()) for f in lms}
+    flat = [c for row in candidates for c in row]
+    mean = [0.0] * len(flat)
+    for f, lm in lms.items():
+        mean = [m + share[f] * x for m, x in zip(mean, lm.scores(flat))]
+    return _best(candidates, mean)
+
+
+def untrained_picks(farm, candidates: list[list[dict]], cfg=None) -> list[dict]:
+    """The reward model's favourite *before it sees a label* (``cfg``: the chapter's reward-model config): with
+    ``reads="likelihood"`` the SFT model's mean log-likelihood of the answer, with ``"last"`` a fresh head. What the
+    trained reward model adds to it is what it learned from its labels."""
+    from farmlib.methods.reward_model import new_reward_model, rewards
+
+    cfg = cfg or farm.method_config("reward_model")
+    tok = farm.tokenizer()
+    model = new_reward_model(farm.sft_model(), tok, farm.profile.device, cfg.seed, cfg.reads).eval()
+    flat = [c for row in candidates for c in row]
+    return _best(candidates, rewards(model, tok, flat, max_length=farm.profile.model.max_length).tolist())
+
+
+def teacher_sentence(win_rates: dict[str, float], se: dict[str, float], base: str, prior: str, picked: str,
+                     teacher: str, oracle: str) -> str:
+    """Which link loses the headroom, from the people's win-rates (``win_rates``, standard errors ``se``) of five
+    selections of the same candidates: ``base`` (best-of-1), ``prior`` (the reward model before training,
+    :func:`untrained_picks`), ``picked`` (the trained reward model's), ``teacher`` (:func:`teacher_picks`) and
+    ``oracle`` (R*'s). A gap counts only beyond twice its standard error (the two selections' errors added in
+    quadrature, a conservative bound for picks of the same candidates)."""
+    def clear(a: str, b: str) -> bool:
+        return win_rates[a] - win_rates[b] > 2 * math.hypot(se[a], se[b])
+
+    b, q, p, t, o = (win_rates[k] for k in (base, prior, picked, teacher, oracle))
+    out = (f"Under the people, {oracle} wins {o:.1f} %, {teacher} {t:.1f} %, {picked} {p:.1f} %, {prior} {q:.1f} % "
+           f"and {base} {b:.1f} %. ")
+    if not clear(teacher, base):
+        return out + (f"The judges' own taste gains nothing clear over {base}: here the labels, not the reward model, "
+                      "are the weakest link.")
+    learned = (f"training on their labels moved the reward model's picks {p - q:+.1f} points from what it picked "
+               f"before it saw a label")
+    if clear(teacher, picked):
+        return out + (f"The judges' own scores gain {t - b:.1f} points over {base}; {learned}, so the weakest link is "
+                      "the reward model's learning, not its teacher.")
+    return out + (f"The judges' own scores gain {t - b:.1f} points over {base}, and {learned}: the reward model keeps "
+                  f"its teacher's taste; what is left lies between the judges and R* ({o - t:.1f} points).")
 
 
 def headroom(world, selections: dict[str, list[dict]]) -> list[dict]:
