@@ -17,6 +17,11 @@ world seed it skips training the judges.
 demonstrations), the mean over three SFT 10k training seeds (an ensemble), and with ``--big`` a model about five times
 the policy's size (width 256, 6 layers), pretrained and SFT-trained on the same corpus and demonstrations (about 25
 minutes on 2 cores; cached after): whether a reward model larger or better taught than the policy reads R* better.
+
+``--label-curve N1,N2,...`` adds likelihood-reading reward models trained on every pair among ``--per-instruction``
+SFT samples (temperature 1, the preference rounds of :meth:`Farm.preference_data`) of each preference instruction,
+the first N of them (shuffled), labelled by R* itself and by ``p_sim_ann`` (``--curve-lr``, one epoch; not cached:
+about 5 minutes per 40,000 pairs on 2 cores): whether more labels, even perfect ones, teach the reward model R*.
 """
 
 from __future__ import annotations
@@ -73,6 +78,39 @@ def capacity_readers(farm, flat: list[dict], truth: list[dict], big: bool):
         yield name, scores, (acc, math.sqrt(acc * (1 - acc) / len(right)))
 
 
+def within_instruction_pairs(farm, per: int, seed: int = 0) -> list[dict]:
+    """Every pair of distinct answers among the first ``per`` SFT samples (temperature 1, the preference rounds of
+    :meth:`Farm.preference_data`: seeds 11, 12, 13, ...) of each preference instruction, unlabelled, shuffled."""
+    import itertools
+    import random
+
+    sft, size = farm.sft_model(), len(farm.splits()["preference"])
+    samples = [farm.samples(sft, "preference", temperature=1.0, seed=11 + k, generator="sft_" + "ab"[k % 2], n=size)
+               for k in range(per)]
+    pairs = []
+    for i in range(size):
+        for a, b in itertools.combinations([s[i] for s in samples], 2):
+            if a["output"] != b["output"]:
+                pairs.append({"instruction": a["instruction"], "input": a["input"], "output_1": a["output"],
+                              "output_2": b["output"]})
+    random.Random(seed).shuffle(pairs)
+    return pairs
+
+
+def label_curve(farm, sizes: list[int], per: int, lr: float):
+    """(name, trained reward model) for R*'s and ``p_sim_ann``'s labels of the first n of
+    :func:`within_instruction_pairs`, for each n in ``sizes``."""
+    pairs = within_instruction_pairs(farm, per)
+    tok, max_len = farm.tokenizer(), farm.profile.model.max_length
+    cfg = farm.method_config("reward_model", {"reads": "likelihood", "lr": lr, "epochs": 1.0})
+    for labels in ("true_reward", "p_sim_ann"):
+        for n in sizes:
+            data = [r for r in farm.annotator(labels, 0).annotate_pairs(pairs[:n], seed=0) if r["preference"] in (1, 2)]
+            rm = reward_model.new_reward_model(farm.sft_model(), tok, farm.profile.device, reads="likelihood")
+            reward_model.fit(rm, tok, data, cfg, max_len)
+            yield f"likelihood RM, {len(data)} {labels} pairs ({per} per instruction, lr {lr:g})", rm.eval()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--profile", default="tiny")
@@ -84,6 +122,9 @@ def main() -> None:
     ap.add_argument("--no-labels", action="store_true", help="only what needs no judge")
     ap.add_argument("--capacity", action="store_true", help="also the likelihood of SFT 52k and of three SFT seeds")
     ap.add_argument("--big", action="store_true", help="with --capacity: also a model 5x the policy (slow)")
+    ap.add_argument("--label-curve", default=None, help="pair counts, e.g. 1000,8000,40000 (slow)")
+    ap.add_argument("--per-instruction", type=int, default=8, help="with --label-curve: SFT samples per instruction")
+    ap.add_argument("--curve-lr", type=float, default=1e-4, help="with --label-curve: the reward models' lr")
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
     farm = Farm(args.profile, **({} if args.world_seed is None else {"world_seed": args.world_seed}))
@@ -118,6 +159,11 @@ def main() -> None:
         rm = reward_model.load_reward_model(path, farm.profile.device)
         selectors[label] = per_prompt(reward_model.rewards(rm, tok, flat, max_length=max_len).tolist())
         accuracy[label] = (m["val_accuracy_true"], m["val_se_true"])
+    if args.label_curve:
+        sizes = [int(x) for x in args.label_curve.split(",")]
+        for name, rm in label_curve(farm, sizes, args.per_instruction, args.curve_lr):
+            selectors[name] = per_prompt(reward_model.rewards(rm, tok, flat, max_length=max_len).tolist())
+            accuracy[name] = reward_model.pairwise_accuracy(rm, tok, truth, max_len)
     reference = farm.reference_outputs()[:len(cands)]
     ns = sorted({1, 4, args.n})
     rows = []
@@ -135,10 +181,10 @@ def main() -> None:
         rows.append(row)
     print(f"{args.profile}, world seed {farm.profile.world_seed}, temperature {args.temperature}: best-of-n under the people vs the reference, first "
           f"{len(cands)} eval instructions ({time.time() - t0:.0f} s)")
-    print(f"{'selector':<58}" + "".join(f"{'n=' + str(n):>14}" for n in ns) + f"{'disfluent':>11}{'acc vs R*':>15}")
+    print(f"{'selector':<72}" + "".join(f"{'n=' + str(n):>14}" for n in ns) + f"{'disfluent':>11}{'acc vs R*':>15}")
     for r in rows:
         acc = r["accuracy vs R*"]
-        print(f"{r['selector']:<58}" + "".join(f"{r[f'best-of-{n}']:>8.1f} ± {r[f'se-{n}']:.1f}" for n in ns)
+        print(f"{r['selector']:<72}" + "".join(f"{r[f'best-of-{n}']:>8.1f} ± {r[f'se-{n}']:.1f}" for n in ns)
               + f"{100 * r['disfluent picks']:>10.0f}%" + (f"{100 * acc[0]:>9.1f} ± {100 * acc[1]:.1f}" if acc else ""))
     if args.out:
         with open(args.out, "w") as fh:
