@@ -19,9 +19,10 @@ the policy's size (width 256, 6 layers), pretrained and SFT-trained on the same 
 minutes on 2 cores; cached after): whether a reward model larger or better taught than the policy reads R* better.
 
 ``--label-curve N1,N2,...`` adds likelihood-reading reward models trained on every pair among ``--per-instruction``
-SFT samples (temperature 1, the preference rounds of :meth:`Farm.preference_data`) of each preference instruction,
-the first N of them (shuffled), labelled by R* itself and by ``p_sim_ann`` (``--curve-lr``, one epoch; not cached:
-about 5 minutes per 40,000 pairs on 2 cores): whether more labels, even perfect ones, teach the reward model R*.
+SFT samples of each preference instruction (:meth:`Farm.preference_samples`), the first N of them (shuffled), labelled
+by R* itself, by ``p_sim_ann``, and by the judges' mean score without its noise (``--curve-lr``, ``--curve-epochs``;
+a step takes 4 instructions with all their pairs, each answer read once; not cached: about 3 minutes per 44,000 pairs
+and 3 epochs on 2 cores): whether more labels, even perfect ones, teach the reward model R*.
 """
 
 from __future__ import annotations
@@ -79,17 +80,15 @@ def capacity_readers(farm, flat: list[dict], truth: list[dict], big: bool):
 
 
 def within_instruction_pairs(farm, per: int, seed: int = 0) -> list[dict]:
-    """Every pair of distinct answers among the first ``per`` SFT samples (temperature 1, the preference rounds of
-    :meth:`Farm.preference_data`: seeds 11, 12, 13, ...) of each preference instruction, unlabelled, shuffled."""
+    """Every pair of distinct answers among the first ``per`` SFT samples of each preference instruction
+    (:meth:`Farm.preference_samples`), unlabelled, shuffled."""
     import itertools
     import random
 
-    sft, size = farm.sft_model(), len(farm.splits()["preference"])
-    samples = [farm.samples(sft, "preference", temperature=1.0, seed=11 + k, generator="sft_" + "ab"[k % 2], n=size)
-               for k in range(per)]
+    samples = farm.preference_samples(per)
     pairs = []
-    for i in range(size):
-        for a, b in itertools.combinations([s[i] for s in samples], 2):
+    for outs in zip(*samples):
+        for a, b in itertools.combinations(outs, 2):
             if a["output"] != b["output"]:
                 pairs.append({"instruction": a["instruction"], "input": a["input"], "output_1": a["output"],
                               "output_2": b["output"]})
@@ -97,18 +96,34 @@ def within_instruction_pairs(farm, per: int, seed: int = 0) -> list[dict]:
     return pairs
 
 
-def label_curve(farm, sizes: list[int], per: int, lr: float):
-    """(name, trained reward model) for R*'s and ``p_sim_ann``'s labels of the first n of
-    :func:`within_instruction_pairs`, for each n in ``sizes``."""
+#: The label curve's sources: R* itself, the noisy pool the reward model learns from, and the pool's own mean score
+#: without its noise or prompt mechanisms (:func:`ceilings.teacher_scores`).
+CURVE_LABELS = ("true_reward", "p_sim_ann", "judges' mean score")
+
+
+def label(farm, pairs: list[dict], source: str) -> list[dict]:
+    """``pairs`` labelled by ``source`` (one of :data:`CURVE_LABELS`), ties and unlabelled pairs dropped."""
+    if source != CURVE_LABELS[2]:
+        return [r for r in farm.annotator(source, 0).annotate_pairs(pairs, seed=0) if r["preference"] in (1, 2)]
+    from farmlib.evaluation.ceilings import teacher_scores
+
+    s = teacher_scores(farm, [dict(r, output=r[f"output_{k}"]) for r in pairs for k in (1, 2)])
+    return [dict(r, preference=1 if a > b else 2) for r, a, b in zip(pairs, s[0::2], s[1::2]) if a != b]
+
+
+def label_curve(farm, sizes: list[int], per: int, lr: float, epochs: float):
+    """(name, trained reward model) for each source of :data:`CURVE_LABELS` and each n in ``sizes``: the first n
+    of :func:`within_instruction_pairs`, all the pairs of a prompt in one step (``group_by_prompt``)."""
     pairs = within_instruction_pairs(farm, per)
     tok, max_len = farm.tokenizer(), farm.profile.model.max_length
-    cfg = farm.method_config("reward_model", {"reads": "likelihood", "lr": lr, "epochs": 1.0})
-    for labels in ("true_reward", "p_sim_ann"):
+    cfg = farm.method_config("reward_model", {"reads": "likelihood", "lr": lr, "epochs": epochs,
+                                              "batch_size": 4, "group_by_prompt": True})
+    for source in CURVE_LABELS:
         for n in sizes:
-            data = [r for r in farm.annotator(labels, 0).annotate_pairs(pairs[:n], seed=0) if r["preference"] in (1, 2)]
+            data = label(farm, pairs[:n], source)
             rm = reward_model.new_reward_model(farm.sft_model(), tok, farm.profile.device, reads="likelihood")
             reward_model.fit(rm, tok, data, cfg, max_len)
-            yield f"likelihood RM, {len(data)} {labels} pairs ({per} per instruction, lr {lr:g})", rm.eval()
+            yield f"likelihood RM, {len(data)} {source} pairs ({per} per instruction, lr {lr:g}, {epochs:g} ep.)", rm.eval()
 
 
 def main() -> None:
@@ -124,7 +139,8 @@ def main() -> None:
     ap.add_argument("--big", action="store_true", help="with --capacity: also a model 5x the policy (slow)")
     ap.add_argument("--label-curve", default=None, help="pair counts, e.g. 1000,8000,40000 (slow)")
     ap.add_argument("--per-instruction", type=int, default=8, help="with --label-curve: SFT samples per instruction")
-    ap.add_argument("--curve-lr", type=float, default=1e-4, help="with --label-curve: the reward models' lr")
+    ap.add_argument("--curve-lr", type=float, default=3e-4, help="with --label-curve: the reward models' lr")
+    ap.add_argument("--curve-epochs", type=float, default=3.0, help="with --label-curve: passes over the pairs")
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
     farm = Farm(args.profile, **({} if args.world_seed is None else {"world_seed": args.world_seed}))
@@ -161,7 +177,7 @@ def main() -> None:
         accuracy[label] = (m["val_accuracy_true"], m["val_se_true"])
     if args.label_curve:
         sizes = [int(x) for x in args.label_curve.split(",")]
-        for name, rm in label_curve(farm, sizes, args.per_instruction, args.curve_lr):
+        for name, rm in label_curve(farm, sizes, args.per_instruction, args.curve_lr, args.curve_epochs):
             selectors[name] = per_prompt(reward_model.rewards(rm, tok, flat, max_length=max_len).tolist())
             accuracy[name] = reward_model.pairwise_accuracy(rm, tok, truth, max_len)
     reference = farm.reference_outputs()[:len(cands)]

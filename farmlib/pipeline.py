@@ -158,6 +158,7 @@ class Farm:
     judge_scores = _ask("annotators", AnnotatorRoom, "judge_scores")
     judge_train_info = _ask("annotators", AnnotatorRoom, "judge_train_info")
     preference_data = _ask("annotators", AnnotatorRoom, "preference_data")
+    preference_samples = _ask("annotators", AnnotatorRoom, "preference_samples")
     evaluate = _ask("annotators", AnnotatorRoom, "evaluate")
     true_rewards = _ask("annotators", AnnotatorRoom, "true_rewards")
     annotate_true = _ask("annotators", AnnotatorRoom, "annotate_true")

@@ -63,6 +63,26 @@ def test_reward_model_fit_learns_a_preference(micro_farm, length_rm):
     assert last < first - 0.2 and acc > 0.5 + 3 * se, (first, last, acc, se)
 
 
+def test_reward_model_fit_by_prompt_learns_from_all_pairs_of_an_instruction(micro_farm):
+    """With ``group_by_prompt`` a step takes whole prompts (all pairs among three samples of each instruction):
+    an epoch is one step per ``batch_size`` prompts, and the model learns the preference."""
+    import itertools
+
+    sft, tok = micro_farm.sft_model(), micro_farm.tokenizer()
+    samples = [micro_farm.samples(sft, "preference", temperature=1.0, seed=s) for s in (11, 12, 13)]
+    pairs = [{"instruction": x["instruction"], "input": x["input"], "output_1": x["output"], "output_2": y["output"],
+              "preference": 1 if len(x["output"]) > len(y["output"]) else 2}
+             for outs in zip(*samples) for x, y in itertools.combinations(outs, 2) if len(x["output"]) != len(y["output"])]
+    prompts = {(p["instruction"], p["input"]) for p in pairs}
+    rm = reward_model.new_reward_model(sft, tok)
+    cfg = reward_model.RewardModelConfig(epochs=6, lr=2e-3, batch_size=8, group_by_prompt=True)
+    history = reward_model.fit(rm, tok, pairs, cfg, 192)
+    assert len(history) == 6 * -(-len(prompts) // 8) and len(pairs) > len(prompts)
+    first, last = _first_last([h["loss"] for h in history])
+    acc, se = reward_model.pairwise_accuracy(rm, tok, pairs, 192)
+    assert last < first - 0.2 and acc > 0.5 + 3 * se, (first, last, acc, se)
+
+
 def test_ppo_loop_raises_the_reward(micro_farm, length_rm):
     """The PPO loop, called on its own against a reward model that likes length, raises the reward of
     its rollouts and, with it, their length."""
@@ -286,6 +306,46 @@ def test_pair_rewards_read_each_prompt_once_and_match_a_whole_reading(micro_farm
     g_shared = torch.autograd.grad(reward_model.bt_loss(r_w, r_l), rm.score.weight)[0]
     g_whole = torch.autograd.grad(reward_model.bt_loss(whole[:2], whole[2:]), rm.score.weight)[0]
     assert torch.allclose(g_shared, g_whole, atol=1e-5)
+
+
+def test_prompt_groups_read_each_output_once_and_keep_every_pair():
+    """All pairs among k outputs of one instruction become one group of k outputs; each pair's winner and loser
+    are found again at its indices. Without ``by_prompt`` every pair is its own group, winner first."""
+    ab = {"instruction": "Name an animal.", "input": ""}
+    pairs = [dict(ab, output_1="A cow.", output_2="Moo.", preference=1),
+             dict(ab, output_1="Moo.", output_2="The cow eats grass.", preference=2),
+             dict(ab, output_1="A cow.", output_2="The cow eats grass.", preference=2),
+             {"instruction": "Sort 3 1 2.", "input": "", "output_1": "1 2 3", "output_2": "3 2 1", "preference": 1}]
+    groups = reward_model.prompt_groups(pairs)
+    assert [len(g["outputs"]) for g in groups] == [3, 2] and [len(g["wins"]) for g in groups] == [3, 1]
+    for g, prs in ((groups[0], pairs[:3]), (groups[1], pairs[3:])):
+        assert [(g["outputs"][w], g["outputs"][lo]) for w, lo in g["wins"]] == \
+            [(p[f"output_{p['preference']}"], p[f"output_{3 - p['preference']}"]) for p in prs]
+    single = reward_model.prompt_groups(pairs, by_prompt=False)
+    assert len(single) == 4 and all(g["wins"] == [(0, 1)] for g in single)
+    assert single[1]["outputs"] == ["The cow eats grass.", "Moo."]
+
+
+def test_group_rewards_score_shared_outputs_as_their_pairs_do(micro_farm, length_rm):
+    """Grouped by prompt, the rewards of every pair's winner and loser, and the Bradley–Terry loss and its
+    gradient, are those of reading the pairs one by one (:func:`pair_rewards`), for fewer texts read."""
+    rm, tok = length_rm[0], micro_farm.tokenizer()
+    ab = {"instruction": "Name an animal.", "input": ""}
+    pairs = [dict(ab, output_1="A cow.", output_2="Moo.", preference=1),
+             dict(ab, output_1="Moo.", output_2="The cow eats grass.", preference=2),
+             dict(ab, output_1="A cow.", output_2="The cow eats grass.", preference=2),
+             {"instruction": "Count the words in this sentence.", "input": "one two three", "output_1": "3",
+              "output_2": "There are three words in it.", "preference": 1}]
+    groups = reward_model.prompt_groups(pairs)
+    r = reward_model.group_rewards(rm, tok, groups, 192)
+    assert len(r) == 5  # 3 + 2 distinct outputs, not 8
+    won, lost = reward_model._win_indices(groups)
+    p_w, p_l = reward_model.pair_rewards(rm, tok, pairs, 192)
+    assert torch.allclose(r[won], p_w, atol=1e-4) and torch.allclose(r[lost], p_l, atol=1e-4)
+    g_group = torch.autograd.grad(reward_model.bt_loss(r[won], r[lost]), rm.score.weight)[0]
+    g_pairs = torch.autograd.grad(reward_model.bt_loss(*reward_model.pair_rewards(rm, tok, pairs, 192)),
+                                  rm.score.weight)[0]
+    assert torch.allclose(g_group, g_pairs, atol=1e-5)
 
 
 # -- a reward model that reads its own likelihood -------------------------------------------------------------

@@ -159,21 +159,25 @@ def _best(candidates: list[list[dict]], flat_scores: list[float]) -> list[dict]:
     return [candidates[k][i] for i, k in enumerate(prefix_choices(by_prompt, [k_max])[k_max])]
 
 
-def teacher_picks(farm, candidates: list[list[dict]]) -> list[dict]:
-    """The simulated annotators' own favourite of each prompt's candidates (``candidates[k][i]``, as
-    :func:`oracle_picks`): the mean, over the pool's 13 members, of their family's score (so each family weighs as
-    many members as it has). It is what a reward model that learned ``p_sim_ann``'s labels perfectly would pick,
-    without the pool's prompt mechanisms or its label noise. The judges read text and their knowledge of the
-    world, never R*."""
+def teacher_scores(farm, outputs: list[dict]) -> list[float]:
+    """The simulated annotators' own score of each output: the mean, over the pool's 13 members, of their family's
+    score (so each family weighs as many members as it has), without the pool's prompt mechanisms or its label
+    noise. The judges read text and their knowledge of the world, never R*."""
     from farmlib.annotators.judges import default_pool
 
     lms = farm.judge_lms()
     share = {f: sum(c.model == f for c in default_pool()) for f in lms}
-    flat = [c for row in candidates for c in row]
-    mean = [0.0] * len(flat)
+    mean = [0.0] * len(outputs)
     for f, lm in lms.items():
-        mean = [m + share[f] * x for m, x in zip(mean, lm.scores(flat))]
-    return _best(candidates, mean)
+        mean = [m + share[f] * x for m, x in zip(mean, lm.scores(outputs))]
+    return mean
+
+
+def teacher_picks(farm, candidates: list[list[dict]]) -> list[dict]:
+    """The simulated annotators' own favourite of each prompt's candidates (``candidates[k][i]``, as
+    :func:`oracle_picks`) by :func:`teacher_scores`: what a reward model that learned ``p_sim_ann``'s labels
+    perfectly would pick."""
+    return _best(candidates, teacher_scores(farm, [c for row in candidates for c in row]))
 
 
 def untrained_picks(farm, candidates: list[list[dict]], cfg=None) -> list[dict]:

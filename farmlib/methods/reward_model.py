@@ -49,6 +49,7 @@ class RewardModelConfig:
     seed: int = 0  # initialisation of the head and data order
     flip_rate: float = 0.0  # share of training labels flipped at random on top of the annotator's (label-noise ablation)
     group_by_length: bool = True  # batches of pairs of similar length (less padding)
+    group_by_prompt: bool = False  # a step takes whole prompts: all their labelled pairs, each output read once
     reads: str = "last"  # "last": a head on the last token (the paper's); "likelihood": a · mean log p(y|x)
 
 
@@ -189,24 +190,60 @@ def _shared_prompt_scores(model, prompt: list[int], responses: list[list[int]], 
     return out
 
 
-def pair_rewards(model, tokenizer, batch: list[dict], max_length: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """``(r(x, chosen), r(x, rejected))`` for a batch of pairs, with grad. Each pair's prompt is read once for
-    both of its outputs (the prompt is most of a tiny pair's tokens); a batch with a text whose tokens straddle
-    the prompt's end, or that needs truncating, is read whole, text by text."""
-    chosen = [dict(r, output=winner(r)) for r in batch]
-    rejected = [dict(r, output=loser(r)) for r in batch]
-    prompts = [tokenizer(format_prompt(r["instruction"], r.get("input", "")), add_special_tokens=adds_bos(tokenizer))["input_ids"]
-               for r in batch]
-    responses = [_split(tokenizer, pre, t, max_length)
-                 for pre, texts in zip(prompts, zip(_texts(tokenizer, chosen), _texts(tokenizer, rejected)))
-                 for t in texts]
+def prompt_groups(pairs: list[dict], by_prompt: bool = True) -> list[dict]:
+    """Labelled pairs gathered by prompt: ``{"instruction", "input", "outputs", "wins"}``, where ``outputs`` are the
+    prompt's distinct outputs (each winner before its loser, in order of appearance) and ``wins`` the ``(w, l)``
+    indices into them of each pair. ``by_prompt=False``: every pair is its own group, ``outputs = [winner, loser]``.
+    k outputs of one instruction give up to k(k-1)/2 pairs for the price of reading k answers."""
+    groups: list[dict] = []
+    index: dict = {}
+    for p in pairs:
+        key = (p["instruction"], p.get("input", "")) if by_prompt else len(groups)
+        if key not in index:
+            index[key] = {"instruction": p["instruction"], "input": p.get("input", ""), "outputs": [], "wins": []}
+            groups.append(index[key])
+        g = index[key]
+        ids = []
+        for text in (winner(p), loser(p)):
+            if text not in g["outputs"]:
+                g["outputs"].append(text)
+            ids.append(g["outputs"].index(text))
+        g["wins"].append(tuple(ids))
+    return groups
+
+
+def group_rewards(model, tokenizer, groups: list[dict], max_length: int) -> torch.Tensor:
+    """``r(x, y)`` of every output of every group (:func:`prompt_groups`), flat and in order, with grad. Each
+    group's prompt is read once for all its outputs (the prompt is most of a tiny pair's tokens); a batch with a
+    text whose tokens straddle the prompt's end, or that needs truncating, is read whole, text by text."""
+    records = [{"instruction": g["instruction"], "input": g["input"], "output": o} for g in groups for o in g["outputs"]]
+    owner = [i for i, g in enumerate(groups) for _ in g["outputs"]]
+    prompts = [tokenizer(format_prompt(g["instruction"], g["input"]), add_special_tokens=adds_bos(tokenizer))["input_ids"]
+               for g in groups]
+    texts = _texts(tokenizer, records)
+    responses = [_split(tokenizer, prompts[i], t, max_length) for i, t in zip(owner, texts)]
     if any(s is None for s in responses):
-        r = _forward(model, tokenizer, _texts(tokenizer, chosen) + _texts(tokenizer, rejected), max_length,
-                     prompts=prompts + prompts)
-        return r[: len(batch)], r[len(batch):]
+        return _forward(model, tokenizer, texts, max_length, prompts=[prompts[i] for i in owner])
     cache, qm, last = _prompt_cache(model, prompts)
-    r = _response_scores(model, cache, qm, last, responses, [i // 2 for i in range(2 * len(batch))])
-    return r[0::2], r[1::2]
+    return _response_scores(model, cache, qm, last, responses, owner)
+
+
+def _win_indices(groups: list[dict]) -> tuple[torch.Tensor, torch.Tensor]:
+    """Where each pair's winner and loser sit in :func:`group_rewards`' flat output."""
+    won, lost, start = [], [], 0
+    for g in groups:
+        won += [start + a for a, _ in g["wins"]]
+        lost += [start + b for _, b in g["wins"]]
+        start += len(g["outputs"])
+    return torch.tensor(won), torch.tensor(lost)
+
+
+def pair_rewards(model, tokenizer, batch: list[dict], max_length: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(r(x, chosen), r(x, rejected))`` for a batch of pairs, with grad, each pair's prompt read once for both."""
+    groups = prompt_groups(batch, by_prompt=False)
+    won, lost = _win_indices(groups)
+    r = group_rewards(model, tokenizer, groups, max_length)
+    return r[won], r[lost]
 
 
 def _forward(model, tokenizer, texts: list[str], max_length: int, prompts: list[list[int]] | None = None) -> torch.Tensor:
@@ -236,25 +273,29 @@ def pairwise_accuracy(model, tokenizer, prefs: list[dict], max_length: int = 256
 
 
 def fit(model, tok, pairs: list[dict], cfg: RewardModelConfig, max_length: int) -> list[dict]:
-    """Minimise the Bradley–Terry loss of ``model`` on annotated pairs (in place); per-step history."""
+    """Minimise the Bradley–Terry loss of ``model`` on annotated pairs (in place); per-step history. A step takes
+    ``cfg.batch_size`` pairs, or with ``cfg.group_by_prompt`` that many prompts with all their pairs."""
     model.train()
     a = [p for n, p in model.named_parameters() if n == "likelihood_weight"]
     rest = [p for n, p in model.named_parameters() if n != "likelihood_weight"]
     opt = torch.optim.AdamW([{"params": rest, "lr": cfg.lr}, {"params": a, "lr": WEIGHT_LR, "fixed": True}])
-    steps_per_epoch = math.ceil(len(pairs) / cfg.batch_size)
+    groups = prompt_groups(pairs, cfg.group_by_prompt)
+    steps_per_epoch = math.ceil(len(groups) / cfg.batch_size)
     total = int(steps_per_epoch * cfg.epochs)
     sched = TrainConfig(lr=cfg.lr, warmup_ratio=0.05)
     history, t0 = [], time.time()
     torch.manual_seed(cfg.seed)
-    # a pair's length in characters: its instruction and longer output (chosen and rejected are padded together)
-    lengths = [len(r["instruction"]) + len(r.get("input", "")) + max(len(r["output_1"]), len(r["output_2"]))
-               if cfg.group_by_length else 0 for r in pairs]
+    # a group's length in characters: its instruction and longest output (its outputs are padded together)
+    lengths = [len(g["instruction"]) + len(g["input"]) + max(map(len, g["outputs"]))
+               if cfg.group_by_length else 0 for g in groups]
     batches: list[list[int]] = []
     for step in progress(range(total), desc="reward model", leave=False, mininterval=2):
         if step % steps_per_epoch == 0:
             batches = length_grouped_batches(lengths, cfg.batch_size, cfg.seed + step)
-        batch = [pairs[j] for j in batches[step % steps_per_epoch]]
-        r_w, r_l = pair_rewards(model, tok, batch, max_length)  # each prompt read once for both outputs
+        batch = [groups[j] for j in batches[step % steps_per_epoch]]
+        won, lost = _win_indices(batch)
+        r = group_rewards(model, tok, batch, max_length)  # each prompt read once for all its outputs
+        r_w, r_l = r[won], r[lost]
         loss = bt_loss(r_w, r_l)
         for g in opt.param_groups:
             g["lr"] = WEIGHT_LR if g.get("fixed") else lr_at(step, total, sched)

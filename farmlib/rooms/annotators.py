@@ -15,6 +15,12 @@ from farmlib.evaluation.win_rate import WinRate, preference_from_scores, win_rat
 from farmlib.provenance import data_digest
 
 
+def preference_draw(j: int) -> dict:
+    """The seed and generator name of the ``j``-th SFT sample of each preference instruction: round ``j // 2`` of
+    the preference data draws its output a (even ``j``) and b (odd ``j``) with seeds 11 + j."""
+    return {"seed": 11 + j, "generator": "sft_" + "ab"[j % 2]}
+
+
 class AnnotatorRoom:
     """Annotators, preference data and evaluation for one :class:`~farmlib.pipeline.Farm`."""
 
@@ -162,8 +168,8 @@ class AnnotatorRoom:
         a, b = [], []
         for k in range(-(-(n or size) // size)):  # rounds over the split
             m = min(size, (n or size) - k * size)  # the instructions of this round
-            a += farm.samples(sft, "preference", temperature=1.0, seed=11 + 2 * k, generator="sft_a", n=m)
-            b += farm.samples(sft, "preference", temperature=1.0, seed=12 + 2 * k, generator="sft_b", n=m)
+            a += farm.samples(sft, "preference", temperature=1.0, n=m, **preference_draw(2 * k))
+            b += farm.samples(sft, "preference", temperature=1.0, n=m, **preference_draw(2 * k + 1))
         cfg = {"a": len(a), "sft": farm.key(sft), "annotator": annotator, "seed": seed, "n": n,
                "pairs": data_digest([a, b])}
 
@@ -173,6 +179,14 @@ class AnnotatorRoom:
 
         path = Path(farm.artifact("preferences", cfg, build))
         return [r for r in read_json(path / "preferences.json") if r["preference"] in (1, 2)]
+
+    def preference_samples(self, k: int) -> list[list[dict]]:
+        """``k`` SFT samples (temperature 1) of every preference instruction, ``[j][i]``: sample j of instruction
+        i. Samples 0 and 1 are the outputs of :meth:`preference_data`'s first round, 2 and 3 its second, and so on
+        (its pairs are some of the pairs among them)."""
+        farm = self.farm
+        sft, size = farm.sft_model(), len(farm.splits()["preference"])
+        return [farm.samples(sft, "preference", temperature=1.0, n=size, **preference_draw(j)) for j in range(k)]
 
     def evaluate(self, outputs: list[dict], annotator: str = "p_sim_eval", seed: int = 0,
                  reference: list[dict] | None = None) -> tuple[WinRate, list[dict]]:
