@@ -12,6 +12,7 @@ process nothing of this runs and the loop is as it always was.
 
 from __future__ import annotations
 
+import atexit
 import math
 import os
 import random
@@ -77,6 +78,13 @@ def lm_loss(model, batch: dict[str, torch.Tensor]) -> torch.Tensor:
     return torch.nn.functional.cross_entropy(logits.float(), labels[labels != -100])
 
 
+def _end_process_group() -> None:
+    """Close the process group before the interpreter exits: left to the C++ destructors, gloo's threads can
+    abort the process after its work is done (SIGABRT, "terminate called without an active exception")."""
+    if torch.distributed.is_available() and torch.distributed.is_initialized():
+        torch.distributed.destroy_process_group()
+
+
 def _distributed():
     """An ``accelerate.Accelerator`` when launched with several processes, else None."""
     if int(os.environ.get("WORLD_SIZE", "1")) <= 1:
@@ -84,6 +92,7 @@ def _distributed():
     from accelerate import Accelerator
 
     acc = Accelerator(cpu=not torch.cuda.is_available())  # on CPU: gloo
+    atexit.register(_end_process_group)
     if acc.num_processes != int(os.environ["WORLD_SIZE"]):  # else each process would train on everything
         raise RuntimeError(f"launched with {os.environ['WORLD_SIZE']} processes, but accelerate sees {acc.num_processes}")
     return acc
