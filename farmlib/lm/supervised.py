@@ -92,6 +92,7 @@ def _distributed():
     from accelerate import Accelerator
 
     acc = Accelerator(cpu=not torch.cuda.is_available())  # on CPU: gloo
+    atexit.unregister(_end_process_group)  # once, however many times this process trains
     atexit.register(_end_process_group)
     if acc.num_processes != int(os.environ["WORLD_SIZE"]):  # else each process would train on everything
         raise RuntimeError(f"launched with {os.environ['WORLD_SIZE']} processes, but accelerate sees {acc.num_processes}")

@@ -182,8 +182,9 @@ class AnnotatorRoom:
 
     def preference_samples(self, k: int) -> list[list[dict]]:
         """``k`` SFT samples (temperature 1) of every preference instruction, ``[j][i]``: sample j of instruction
-        i. Samples 0 and 1 are the outputs of :meth:`preference_data`'s first round, 2 and 3 its second, and so on
-        (its pairs are some of the pairs among them)."""
+        i, drawn with the seeds of :meth:`preference_data`'s rounds (:func:`preference_draw`). They are that
+        method's outputs where its round covers the whole split; a round over fewer instructions samples them in
+        other batches, so its outputs differ."""
         farm = self.farm
         sft, size = farm.sft_model(), len(farm.splits()["preference"])
         return [farm.samples(sft, "preference", temperature=1.0, n=size, **preference_draw(j)) for j in range(k)]
