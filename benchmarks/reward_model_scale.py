@@ -161,6 +161,9 @@ def train(args) -> None:
                "accuracy_vs_true": acc, "accuracy_se": se, "scores": scores, "rm_seconds": time.time() - t0}
         reads = "" if args.reads == "likelihood" else f"-{args.reads}"
         (d / f"scores-w{args.width}-{source}{reads}.json").write_text(json.dumps(res))
+        if args.save:
+            reward_model.settle(rm).save_pretrained(d / f"w{args.width}" / f"rm-{source}{reads}")
+            tok.save_pretrained(d / f"w{args.width}" / f"rm-{source}{reads}")
         print(f"w{args.width} {source}{reads}: {n} pairs, held-out accuracy vs R* {100 * acc:.1f} ± {100 * se:.1f} % "
               f"({time.time() - t0:.0f} s)", flush=True)
 
@@ -224,6 +227,7 @@ def main() -> None:
     t.add_argument("--reads", default="likelihood", choices=("likelihood", "last"),
                    help="the reward model's read-out: its likelihood, or the paper's head on the last token")
     t.add_argument("--device", default="cpu")
+    t.add_argument("--save", action="store_true", help="also save each reward model in DIR/wW/rm-SOURCE")
     r = sub.add_parser("report", help="the people's verdict on each selector's picks")
     r.add_argument("dir")
     r.add_argument("--profile", default="tiny")

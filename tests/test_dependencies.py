@@ -21,7 +21,8 @@ try:
 except ModuleNotFoundError:  # Python 3.10
     tomllib = None
 
-LOCAL = {"farmlib", "conftest"}
+#: The project's own modules; a benchmark may import a sibling (its folder is on ``sys.path`` when it runs).
+LOCAL = {"farmlib", "conftest"} | {p.stem for p in (ROOT / "benchmarks").glob("*.py")}
 #: Modules needed without an ``import`` line: (regex in the source, module, why).
 INDIRECT = [(r"method\s*=\s*['\"](spearman|kendall)['\"]", "scipy", "pandas .corr(method='spearman')")]
 
