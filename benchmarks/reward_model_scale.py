@@ -22,6 +22,15 @@ the last bits. It writes ``DIR/scores-w{W}-{source}.json`` (``-last`` appended w
 on the last token): each candidate's reward and the held-out accuracy against R*. ``report`` judges each selector's
 best-of-n picks with the people, against the reference. On CPU, width 128 is the profile's own base model and SFT
 10k: its four rows give ``reward_readouts.py --label-curve``'s held-out accuracies.
+
+On one GPU, each width's sources side by side (about 100 to 190 s to pretrain and SFT-train a width up to 94M
+parameters on an H100; a reward model's epoch over the pairs about 45 s at 28M when few processes share the card)::
+
+    for w in 512 768; do
+      (python benchmarks/reward_model_scale.py train DIR --width $w --sources none --device cuda &&
+       for s in true-reward judges p-sim-ann; do
+         python benchmarks/reward_model_scale.py train DIR --width $w --sources $s --device cuda & done; wait) &
+    done; wait
 """
 
 from __future__ import annotations
