@@ -15,13 +15,14 @@ The policy and its candidates stay the profile's: chapter 9's ``n_max`` samples 
 
 The three steps can run on different machines. ``pack`` (where the profile's farm is built: SFT 10k, its samples,
 the judges) writes the corpus, the demonstrations, the labelled pairs, chapter 9's candidates and chapter 5's
-held-out pairs (labelled by R*) into ``DIR``, with the tokenizer. ``train`` reads only ``DIR`` and farmlib (torch and
-transformers): the first run of a width builds its model in ``DIR/w{W}``, later runs (one source each, side by side
-on one GPU: ``--device cuda``) reuse it. A GPU run is not in torch's deterministic mode and differs from a CPU run in
-the last bits. It writes ``DIR/scores-w{W}-{source}.json`` (``-last`` appended with ``--reads last``, the paper's head
-on the last token): each candidate's reward and the held-out accuracy against R*. ``report`` judges each selector's
-best-of-n picks with the people, against the reference. On CPU, width 128 is the profile's own base model and SFT
-10k: its four rows give ``reward_readouts.py --label-curve``'s held-out accuracies.
+held-out pairs (labelled by R*) into ``DIR``, with the tokenizer. ``train`` reads only ``DIR`` and farmlib (torch
+and transformers): the first run of a width builds its model in ``DIR/w{W}`` (``w{W}x{L}`` at another depth), later
+runs (one source each, side by side on one GPU: ``--device cuda``) reuse it. A GPU run is not in torch's
+deterministic mode and differs from a CPU run in the last bits. It writes ``DIR/scores-w{W}-{source}.json``
+(``-last`` appended with ``--reads last``, the paper's head on the last token): each candidate's reward and the
+held-out accuracy against R*. ``report`` judges each selector's best-of-n picks with the people, against the
+reference. On CPU, width 128 is the profile's own base model and SFT 10k: its four rows give ``reward_readouts.py
+--label-curve``'s held-out accuracies.
 
 On one GPU, each width's sources side by side (about 100 to 190 s to pretrain and SFT-train a width up to 94M
 parameters on an H100; a reward model's epoch over the pairs about 45 s at 28M when few processes share the card)::
@@ -108,13 +109,18 @@ def records(data: dict, rows: list[list[int]], keys: tuple[str, ...]) -> list[di
     return out
 
 
+def model_dir(width: int, layers: int) -> str:
+    """A width's folder in DIR: ``wW`` at its default depth, ``wWxL`` at another."""
+    return f"w{width}" if layers == LAYERS.get(width) else f"w{width}x{layers}"
+
+
 def sft_model(data: dict, d: Path, width: int, layers: int, device: str) -> tuple[Path, dict]:
     """A Llama of this width pretrained on the pack's corpus, then trained on its demonstrations (cached)."""
     from farmlib.lm.model import load_tokenizer, n_params, new_model
     from farmlib.lm.supervised import train_lm
     from farmlib.profiles import ModelConfig, TrainConfig
 
-    path = d / f"w{width}" / "sft"
+    path = d / model_dir(width, layers) / "sft"
     if (path / "info.json").exists():
         return path, json.loads((path / "info.json").read_text())
     tok = load_tokenizer(d / "tokenizer")
@@ -166,13 +172,15 @@ def train(args) -> None:
         rm.eval()
         scores = reward_model.rewards(rm, tok, cands, max_length=max_len).tolist()
         acc, se = reward_model.pairwise_accuracy(rm, tok, truth, max_len)
-        res = {**info, "source": source, "reads": args.reads, "pairs": n, "rm_lr": lr if n else None, "epochs": args.epochs if n else None,
-               "accuracy_vs_true": acc, "accuracy_se": se, "scores": scores, "rm_seconds": time.time() - t0}
+        res = {**info, "source": source, "reads": args.reads, "pairs": n, "rm_lr": lr if n else None,
+               "epochs": args.epochs if n else None, "accuracy_vs_true": acc, "accuracy_se": se, "scores": scores,
+               "rm_seconds": time.time() - t0}
+        name = model_dir(args.width, layers)
         reads = "" if args.reads == "likelihood" else f"-{args.reads}"
-        (d / f"scores-w{args.width}-{source}{reads}.json").write_text(json.dumps(res))
+        (d / f"scores-{name}-{source}{reads}.json").write_text(json.dumps(res))
         if args.save:
-            reward_model.settle(rm).save_pretrained(d / f"w{args.width}" / f"rm-{source}{reads}")
-            tok.save_pretrained(d / f"w{args.width}" / f"rm-{source}{reads}")
+            reward_model.settle(rm).save_pretrained(d / name / f"rm-{source}{reads}")
+            tok.save_pretrained(d / name / f"rm-{source}{reads}")
         print(f"w{args.width} {source}{reads}: {n} pairs, held-out accuracy vs R* {100 * acc:.1f} ± {100 * se:.1f} % "
               f"({time.time() - t0:.0f} s)", flush=True)
 
@@ -190,10 +198,11 @@ def report(args) -> None:
     truth = farm.true_rewards(cands)
     selectors = {"R* (oracle)": ({}, truth)}
     found = [json.loads(f.read_text()) for f in d.glob("scores-w*.json")]
-    for res in sorted(found, key=lambda r: (r["width"], r.get("reads", "likelihood") != "likelihood",
+    for res in sorted(found, key=lambda r: (r["width"], r["layers"], r.get("reads", "likelihood") != "likelihood",
                                             list(SOURCES).index(r["source"]))):
         reads = "" if res.get("reads", "likelihood") == "likelihood" else f", reads {res['reads']}"
-        selectors[f"w{res['width']} ({res['params'] / 1e6:.1f}M), {res['source']}{reads}"] = (res, res["scores"])
+        shape = f"w{res['width']}x{res['layers']} ({res['params'] / 1e6:.1f}M)"
+        selectors[f"{shape}, {res['source']}{reads}"] = (res, res["scores"])
     reference = farm.reference_outputs()[:m]
     w = farm.world
     rows = []
