@@ -40,11 +40,8 @@ import argparse
 import gzip
 import json
 import math
-import sys
 import time
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 #: Label sources by their name here: none, then reward_readouts.CURVE_LABELS (R*, p_sim_ann, the judges' noise-free
 #: mean score).
