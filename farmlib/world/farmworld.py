@@ -188,7 +188,7 @@ class FarmWorld:
         rng = random.Random(f"corpus-{self.seed}-{seed}")
         docs = []
         for _ in range(n_docs):
-            kind = rng.randrange(7)
+            kind = rng.randrange(9)
             if kind == 0:
                 a = rng.choice(ANIMALS)
                 attrs = rng.sample(list(ATTRIBUTES), rng.randint(2, 5))
@@ -217,11 +217,28 @@ class FarmWorld:
                             + ("We will come back." if good else "We will not come back."))
             elif kind == 5:
                 docs.append(" ".join(self.sentence(rng) for _ in range(rng.randint(2, 4))))
-            else:
+            elif kind == 6:
                 c, f = rng.choice(list(CASUAL_TO_FORMAL.items()))
                 docs.append(f"People say {c} at home but {f} in a letter. "
                             + self.sentence(rng))
+            elif kind == 7:  # a page of questions and answers, as the web has (the base model learns what is asked)
+                a = rng.choice(ANIMALS)
+                qas = []
+                for k in rng.sample(list(ATTRIBUTES), rng.randint(2, 4)):
+                    ans = rng.choice(FACT_SENTENCES[k]).format(e=a, v=self.facts[a][k])
+                    qas.append(QUESTIONS[k].format(e=a) + " " + ans.replace("It ", f"The {a} ", 1))
+                docs.append(" ".join(qas))
+            else:  # what kind of thing each thing is
+                items = rng.sample(list(ITEM_CATEGORY), rng.randint(2, 4))
+                docs.append(" ".join(f"{'The' if ITEM_CATEGORY[x] == 'animal' else 'A' if ITEM_CATEGORY[x] == 'tool' else ''}"
+                                     f" {x} is {'an' if ITEM_CATEGORY[x] == 'animal' else 'a'} {ITEM_CATEGORY[x]}.".strip()
+                                     .capitalize() for x in items))
         return docs
+
+
+#: How a page of questions and answers asks for each attribute of an animal.
+QUESTIONS = {"diet": "What does the {e} eat?", "habitat": "Where does the {e} live?", "color": "What color is the {e}?",
+             "size": "How big is the {e}?", "sound": "What sound does the {e} make?"}
 
 
 def _family(task: Task) -> Family:
