@@ -14,7 +14,9 @@ method can be measured against the truth. FarmWorld has
 * procedural *writers* of adjustable skill: the demonstrator that wrote the SFT data (as
   Davinci003 wrote Alpaca's), the reference model of the evaluation, and a strong expert
   (the GPT-4 analog);
-* a corpus of plain world text for pretraining a base model (the LLaMA-base analog).
+* a corpus of plain world text for pretraining a base model (the LLaMA-base analog): facts, sums,
+  reviews, and pages of questions about an animal with their answers (web text taught LLaMA what a
+  question asks; without them a small SFT model told another fact than the one asked about half the time).
 
 ``R*`` is a pure function of the text: it parses the instruction back into a task, so it can
 score any response from any model. Nothing but the evaluation and the simulated people may
