@@ -37,7 +37,8 @@ def test_reward_model_loss_goes_down(micro_rm):
 
 
 def test_dpo_margin_goes_up(micro_farm):
-    path = dpo.train(micro_farm, micro_farm.method_config("dpo", {"epochs": 4}))
+    # at DPO's small lr (SFT's / 20) the micro margin rises about 0.01 an epoch: 8 epochs clear the bar with room
+    path = dpo.train(micro_farm, micro_farm.method_config("dpo", {"epochs": 8}))
     first, last = _first_last([h["rewards/margins"] for h in _history(path)])
     assert last > first + 0.05, (first, last)
 
