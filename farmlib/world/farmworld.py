@@ -232,15 +232,15 @@ class FarmWorld:
                 docs.append(" ".join(qas))
             else:  # what kind of thing each thing is
                 items = rng.sample(list(ITEM_CATEGORY), rng.randint(2, 4))
-                docs.append(" ".join(f"{'The' if ITEM_CATEGORY[x] == 'animal' else 'A' if ITEM_CATEGORY[x] == 'tool' else ''}"
-                                     f" {x} is {'an' if ITEM_CATEGORY[x] == 'animal' else 'a'} {ITEM_CATEGORY[x]}.".strip()
-                                     .capitalize() for x in items))
+                docs.append(" ".join(f"{_LEAD[ITEM_CATEGORY[x]]} {x} is {'an' if ITEM_CATEGORY[x] == 'animal' else 'a'} "
+                                     f"{ITEM_CATEGORY[x]}.".strip().capitalize() for x in items))
         return docs
 
 
-#: How a page of questions and answers asks for each attribute of an animal.
-QUESTIONS = {"diet": "What does the {e} eat?", "habitat": "Where does the {e} live?", "color": "What color is the {e}?",
-             "size": "How big is the {e}?", "sound": "What sound does the {e} make?"}
+#: How a page of questions and answers asks for each attribute of an animal: qa_fact's own questions.
+QUESTIONS = {extra["attr"]: tpl for tpl, extra in FAMILIES["qa_fact"].templates}
+#: The word before an item in a sentence saying what kind of thing it is ("Honey is a food.").
+_LEAD = {"animal": "The", "tool": "A", "food": ""}
 
 
 def _family(task: Task) -> Family:
