@@ -78,8 +78,9 @@ def test_ceiling_sentence_reads_the_numbers_it_is_given():
     up = ceiling_sentence(oracle, {"win_rate": 40.8, "se": 2.5}, 28.7, 2.3)
     assert "from 24.5 % at n = 1 to 47.0 % at n = 64" in up and "(best: 48.5 % at n = 16)" in up
     assert "+24.0 points" in up and "(+12.1 points), well above SFT 10k" in up
-    flat = ceiling_sentence(oracle, {"win_rate": 30.5, "se": 2.3}, 28.7, 2.3)
-    assert "not even the true reward moves the policy" in flat
+    assert "itself reaches" in up  # no budget given, none named
+    flat = ceiling_sentence(oracle, {"win_rate": 30.5, "se": 2.3, "steps": 40, "rollout_batch": 64}, 28.7, 2.3)
+    assert "itself (40 steps of 64 rollouts) reaches" in flat and "not even the true reward moves the policy" in flat
 
 
 def test_dpo_ceiling_trains_on_r_star_labels(micro_farm):

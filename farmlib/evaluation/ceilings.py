@@ -65,8 +65,9 @@ def ppo_ceiling(farm, annotator: str = "human", **overrides) -> dict:
     path = ppo.train(farm, None, cfg)
     outs = farm.samples(path, "eval", generator="ppo_true_reward")
     wr = farm.evaluate(outs, annotator)[0]
-    return {"path": path, "win_rate": wr.win_rate, "se": wr.standard_error,
-            "true_reward": sum(farm.true_rewards(outs)) / len(outs), "outputs": outs}
+    return {"path": path, "win_rate": wr.win_rate, "se": wr.standard_error, "steps": cfg.steps,
+            "rollout_batch": cfg.rollout_batch, "true_reward": sum(farm.true_rewards(outs)) / len(outs),
+            "outputs": outs}
 
 
 def dpo_ceiling(farm, sizes: tuple[int, ...] = (1000, 8000), annotator: str = "human", **overrides) -> list[dict]:
@@ -123,13 +124,15 @@ def ceiling_sentence(oracle: list[dict], ppo: dict, sft_people: float, sft_se: f
     held = best["win_rate"] - first["win_rate"]
     moved = ppo["win_rate"] - sft_people
     margin = 2 * math.hypot(ppo["se"], sft_se)
+    budget = f" ({ppo['steps']} steps of {ppo['rollout_batch']} rollouts)" if "steps" in ppo else ""
     verdict = ("well above SFT 10k: the true reward can move this policy" if moved > margin else
-               "within twice the standard error of SFT 10k: at these settings not even the true reward moves the policy"
+               "within twice the standard error of SFT 10k: at this budget not even the true reward moves the policy "
+               "(`benchmarks/ceilings.py --ppo` trains it with more rollouts)"
                if abs(moved) <= margin else "below SFT 10k")
     return (f"Picked by R* itself, the best of n SFT samples goes from {first['win_rate']:.1f} % at n = 1 to "
             f"{last['win_rate']:.1f} % at n = {last['n']} under the people (best: {best['win_rate']:.1f} % at n = "
             f"{best['n']}): the policy's own samples hold {held:+.1f} points for a selector that knows what people "
-            f"want. PPO trained against R* itself reaches {ppo['win_rate']:.1f} ± {ppo['se']:.1f} % against SFT 10k's "
+            f"want. PPO trained against R* itself{budget} reaches {ppo['win_rate']:.1f} ± {ppo['se']:.1f} % against SFT 10k's "
             f"{sft_people:.1f} ± {sft_se:.1f} % ({moved:+.1f} points), {verdict}.")
 
 
