@@ -2,7 +2,7 @@
 reward R* itself achieves under the people, before any reward model is blamed.
 
     python benchmarks/ceilings.py [--profile tiny] [--world-seed 0] [--n-max 256] [--n-prompts 200]
-                                  [--ppo-steps 40] [--ppo JSON] [--out ceilings.json]
+                                  [--ppo-steps 40] [--ppo JSON] [--ppo-accuracy 0.7,0.8,0.9] [--out ceilings.json]
 
 Prints, on the first ``--n-prompts`` evaluation instructions, SFT's win-rate against the reference under the
 people, the oracle best-of-n (R*'s favourite of n SFT samples) along n with its KL bound, and PPO trained
@@ -10,6 +10,8 @@ against R* itself on the whole evaluation set (skipped with ``--ppo-steps 0``), 
 beside SFT's to read. ``--ppo`` sets more of PPO's fields over the profile's; on tiny, world seeds 0 and 1,
 ``--ppo-steps 160 --ppo '{"rollout_batch": 128, "minibatch": 64, "lr": 3e-4, "kl_coef": 0.01}'`` (about 10
 minutes on 2 cores) moves the policy where the profile's 40 steps of 64 rollouts do not (README, "PPO's ceiling").
+``--ppo-accuracy`` adds one PPO run per accuracy against a reward of that accuracy against R* whose errors are
+random (R* plus noise fixed per answer): how accurate a reward model must be before PPO can use it.
 Artifacts go to the profile's runs folder, so a second run reuses them.
 """
 
@@ -31,6 +33,8 @@ def main() -> None:
     ap.add_argument("--n-prompts", type=int, default=200)
     ap.add_argument("--ppo-steps", type=int, default=40)
     ap.add_argument("--ppo", type=json.loads, default={}, help="more PPOConfig fields, as JSON")
+    ap.add_argument("--ppo-accuracy", type=lambda t: [float(x) for x in t.split(",")], default=[],
+                    help="comma-separated accuracies against R* of noisy-R* rewards for PPO")
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
     farm = Farm(args.profile, world_seed=args.world_seed)
@@ -55,6 +59,17 @@ def main() -> None:
               f"(SFT {sum(farm.true_rewards(sft_outs)) / len(sft_outs):.3f})")
         for s, p in list(zip(sft_outs, ppo["outputs"]))[:6]:
             print(f"\n  {s['instruction'][:90]!r}\n    SFT: {s['output'][:140]!r}\n    PPO(R*): {p['output'][:140]!r}")
+    if args.ppo_steps and args.ppo_accuracy:
+        rows = []
+        print(f"\nPPO against R* plus a fixed random error ({args.ppo_steps} steps), whole eval set, people vs reference:")
+        print(f"{'accuracy':>9} {'sigma':>6} {'win-rate':>9} {'se':>5} {'mean R*':>8} {'repetitive':>11} {'disfluent':>10}")
+        for acc in [*args.ppo_accuracy, None]:
+            t1 = time.time()
+            r = ppo_ceiling(farm, accuracy=acc, **{**args.ppo, "steps": args.ppo_steps})
+            rows.append({**{k: v for k, v in r.items() if k != "outputs"}, "seconds": time.time() - t1})
+            print(f"{r['accuracy']:>9.2f} {r['reward_noise']:>6.3f} {r['win_rate']:>8.1f}% {r['se']:>5.1f} "
+                  f"{r['true_reward']:>8.3f} {r['repetitive']:>11.3f} {r['disfluent']:>10.3f}", flush=True)
+        out["ppo_noisy_true_reward"] = rows
     if args.out:
         with open(args.out, "w") as fh:
             json.dump(out, fh, indent=1)

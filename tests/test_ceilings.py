@@ -2,10 +2,11 @@
 
 import math
 
+import pytest
 import torch
 
 from farmlib.evaluation.ceilings import oracle_best_of_n, ppo_ceiling
-from farmlib.methods.common import TrueRewardScorer, score
+from farmlib.methods.common import TrueRewardScorer, fixed_normal, score
 from farmlib.world import format_prompt
 
 
@@ -23,6 +24,11 @@ def test_true_reward_scorer_reads_the_response_as_the_sampler_does(micro_farm):
     got = score(TrueRewardScorer(world, tok, recs), seq, mask, q["input_ids"].size(1)).tolist()
     want = [world.true_reward(r["instruction"], r["input"], a) for r, a in zip(recs, answers)]
     assert got == torch.tensor(want).tolist()
+    noisy = TrueRewardScorer(world, tok, recs, noise=0.5)
+    again = score(noisy, seq, mask, q["input_ids"].size(1)).tolist()
+    assert again == score(noisy, seq, mask, q["input_ids"].size(1)).tolist(), "an answer's error is fixed"
+    assert again == torch.tensor([w + 0.5 * fixed_normal(p, a) for w, p, a in zip(want, prompts, answers)]).tolist()
+    assert again != got
 
 
 def test_oracle_best_of_n_rises_in_true_reward_along_n(micro_farm):
@@ -35,6 +41,18 @@ def test_oracle_best_of_n_rises_in_true_reward_along_n(micro_farm):
 def test_ppo_ceiling_trains_against_r_star(micro_farm):
     out = ppo_ceiling(micro_farm, steps=2)
     assert "ppo" in out["path"] and 0 <= out["win_rate"] <= 100 and len(out["outputs"]) == micro_farm.profile.eval_size
+    assert out["reward_noise"] == 0 and out["accuracy"] == 1 and 0 <= out["repetitive"] <= 1
+
+
+def test_ppo_ceiling_at_an_accuracy_adds_the_matching_noise(micro_farm):
+    from farmlib.methods import ppo
+    from farmlib.methods.reward_model import held_out_gaps, noisy_accuracy
+
+    out = ppo_ceiling(micro_farm, accuracy=0.8, steps=2)
+    assert out["reward_noise"] > 0 and out["path"] != ppo_ceiling(micro_farm, steps=2)["path"]
+    assert abs(noisy_accuracy(held_out_gaps(micro_farm), out["reward_noise"]) - 0.8) < 1e-6
+    with pytest.raises(ValueError, match="reward_noise"):
+        ppo.train(micro_farm, None, micro_farm.method_config("ppo", {"reward_noise": 0.5}))
 
 
 def test_weakest_link_words_what_the_table_shows():

@@ -8,7 +8,7 @@ import pytest
 
 from farmlib import Farm
 from farmlib.annotators import people
-from farmlib.methods.reward_model import crossing, noisy_accuracy, pairs_for_accuracy
+from farmlib.methods.reward_model import crossing, noisy_accuracy, pairs_for_accuracy, sigma_for_accuracy
 
 
 def test_noisy_accuracy_matches_a_simulation_and_falls_with_noise():
@@ -22,6 +22,18 @@ def test_noisy_accuracy_matches_a_simulation_and_falls_with_noise():
             hits += g + rng.gauss(0, sigma) > rng.gauss(0, sigma)
             trials += 1
     assert abs(hits / trials - noisy_accuracy(gaps, sigma)) < 0.01
+
+
+def test_sigma_for_accuracy_inverts_noisy_accuracy():
+    rng = random.Random(1)
+    gaps = [rng.expovariate(1.0) for _ in range(200)]
+    sigmas = [sigma_for_accuracy(gaps, a) for a in (0.95, 0.8, 0.7, 0.55)]
+    assert all(a < b for a, b in zip(sigmas, sigmas[1:])), "less accurate, more noise"
+    for a, s in zip((0.95, 0.8, 0.7, 0.55), sigmas):
+        assert noisy_accuracy(gaps, s) == pytest.approx(a, abs=1e-6)
+    assert sigma_for_accuracy(gaps, 1.0) == 0.0
+    with pytest.raises(ValueError, match="accuracy"):
+        sigma_for_accuracy(gaps, 0.5)
 
 
 def test_crossing_interpolates_and_says_never():

@@ -56,18 +56,26 @@ def oracle_best_of_n(farm, n_max: int = 256, n_prompts: int = 200, annotator: st
     return rows
 
 
-def ppo_ceiling(farm, annotator: str = "human", **overrides) -> dict:
+def ppo_ceiling(farm, annotator: str = "human", accuracy: float | None = None, **overrides) -> dict:
     """PPO with R* as its reward (the profile's PPO config, then ``overrides``): its win-rate under
-    ``annotator`` against the reference on the whole evaluation set, and the artifact."""
+    ``annotator`` against the reference on the whole evaluation set, and the artifact. With ``accuracy``, the reward
+    is R* plus an error fixed per answer, sized so that it ranks that share of chapter 5's held-out pairs as R*
+    does (:func:`~farmlib.methods.reward_model.sigma_for_accuracy`): what a reward model that accurate could give
+    PPO if its errors were random rather than systematic."""
+    from farmlib.evaluation.leaderboard import defect_rates
     from farmlib.methods import ppo
+    from farmlib.methods.reward_model import held_out_gaps, sigma_for_accuracy
 
-    cfg = replace(farm.method_config("ppo", overrides), reward="true_reward")
+    noise = sigma_for_accuracy(held_out_gaps(farm), accuracy) if accuracy is not None else 0.0
+    cfg = replace(farm.method_config("ppo", overrides), reward="true_reward", reward_noise=noise)
     path = ppo.train(farm, None, cfg)
     outs = farm.samples(path, "eval", generator="ppo_true_reward")
     wr = farm.evaluate(outs, annotator)[0]
+    defects = defect_rates(farm, outs)
     return {"path": path, "win_rate": wr.win_rate, "se": wr.standard_error, "steps": cfg.steps,
             "rollout_batch": cfg.rollout_batch, "true_reward": sum(farm.true_rewards(outs)) / len(outs),
-            "outputs": outs}
+            "accuracy": 1.0 if accuracy is None else accuracy, "reward_noise": noise,
+            "repetitive": defects["repetition_rate"], "disfluent": defects["disfluency_rate"], "outputs": outs}
 
 
 def dpo_ceiling(farm, sizes: tuple[int, ...] = (1000, 8000), annotator: str = "human", **overrides) -> list[dict]:

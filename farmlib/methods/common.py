@@ -7,6 +7,8 @@ so the logits at positions ``n_query-1 .. -2`` predict the response tokens.
 
 from __future__ import annotations
 
+import hashlib
+import math
 from dataclasses import dataclass
 
 import torch
@@ -140,12 +142,17 @@ def score(rm, seq: torch.Tensor, mask: torch.Tensor, n_query: int | None = None,
 class TrueRewardScorer:
     """R* itself as the reward (FarmWorld only): the ceiling of what any learned reward model could give a
     method, measured before blaming the reward model. A diagnostic for the ceilings, never a judge: the
-    judges never read R* (``tests/test_annotators.py``)."""
+    judges never read R* (``tests/test_annotators.py``).
 
-    def __init__(self, world, tok, records: list[dict]):
+    With ``noise = sigma > 0`` it scores ``R* + sigma · z(prompt, response)``, ``z`` a standard normal fixed by a
+    hash of the pair: a reward of known accuracy against R* (:func:`~farmlib.methods.reward_model.noisy_accuracy`)
+    whose errors are random, where a learned reward model's are systematic. The same response always gets the same
+    error, so PPO cannot average it away by sampling the response again."""
+
+    def __init__(self, world, tok, records: list[dict], noise: float = 0.0):
         from farmlib.world import format_prompt
 
-        self.world, self.tok = world, tok
+        self.world, self.tok, self.noise = world, tok, noise
         self.by_prompt = {format_prompt(r["instruction"], r["input"]): r for r in records}
 
     def requires_grad_(self, flag: bool = True) -> TrueRewardScorer:
@@ -163,8 +170,17 @@ class TrueRewardScorer:
                 raise KeyError(f"no record for the prompt {prompt[:80]!r}: R* scores only the prompts it was given")
             resp = seq[i, n_query:][mask[i, n_query:].bool()]
             text = self.tok.decode(resp, skip_special_tokens=True).strip()
-            out.append(self.world.true_reward(rec["instruction"], rec["input"], text))
+            r = self.world.true_reward(rec["instruction"], rec["input"], text)
+            out.append(r + self.noise * fixed_normal(prompt, text) if self.noise else r)
         return torch.tensor(out, dtype=torch.float32, device=seq.device)
+
+
+def fixed_normal(prompt: str, text: str) -> float:
+    """A standard normal drawn from the SHA-256 of ``(prompt, text)`` by Box–Muller: the same pair, the same
+    number, on every machine."""
+    h = hashlib.sha256((prompt + "\x00" + text).encode()).digest()
+    u1, u2 = (int.from_bytes(h[:8], "big") + 1) / 2**64, int.from_bytes(h[8:16], "big") / 2**64
+    return math.sqrt(-2 * math.log(u1)) * math.cos(2 * math.pi * u2)
 
 
 @torch.no_grad()

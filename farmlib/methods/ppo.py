@@ -55,6 +55,7 @@ class PPOConfig:
     eval_every: int = 10  # steps between held-out evaluations
     seed: int = 0  # rollout sampling and minibatch order
     reward: str = "model"  # "model": the reward model; "true_reward": R* itself (the ceiling, FarmWorld only)
+    reward_noise: float = 0.0  # with "true_reward": sigma of an error fixed per (prompt, response) added to R*
 
 
 # --- the loss pieces (unit-tested on hand-computed tensors) ----------------------------------
@@ -215,6 +216,9 @@ def train(farm, rm_path: str | None, cfg: PPOConfig | None = None) -> str:
     sft, tok, prof = farm.sft_model(), farm.tokenizer(), farm.profile
     if cfg.reward not in ("model", "true_reward"):
         raise ValueError(f"PPOConfig.reward is {cfg.reward!r}; choose 'model' or 'true_reward'")
+    if cfg.reward_noise and cfg.reward != "true_reward":
+        raise ValueError(f"PPOConfig.reward_noise is {cfg.reward_noise}: it is R*'s error, so it needs reward = "
+                         f"'true_reward' (reward is {cfg.reward!r})")
     if cfg.reward == "true_reward":
         rm_path = None
 
@@ -224,7 +228,7 @@ def train(farm, rm_path: str | None, cfg: PPOConfig | None = None) -> str:
         records, eval_records = farm.splits()[cfg.split], farm.splits()["val"][:cfg.n_eval_prompts]
         if cfg.reward == "true_reward":  # the ceiling: no learned reward anywhere
             value_model = new_reward_model(sft, tok, prof.device, cfg.seed)
-            rm = TrueRewardScorer(farm.world, tok, records + eval_records)
+            rm = TrueRewardScorer(farm.world, tok, records + eval_records, noise=cfg.reward_noise)
         else:
             value_model, rm = load_reward_model(rm_path, prof.device), load_reward_model(rm_path, prof.device)
         prompts = [format_prompt(r["instruction"], r["input"]) for r in records]

@@ -483,6 +483,22 @@ def noisy_accuracy(gaps: list[float], sigma: float) -> float:
     return sum(0.5 * (1 + math.erf(g / (2 * sigma))) for g in gaps) / len(gaps)
 
 
+def sigma_for_accuracy(gaps: list[float], accuracy: float) -> float:
+    """The noise ``sigma`` at which :func:`noisy_accuracy` is ``accuracy`` (in (0.5, 1]; 1 gives 0): the error of a
+    scorer ``R* + N(0, sigma²)`` that ranks that share of the held-out pairs as R* does."""
+    if not 0.5 < accuracy <= 1:
+        raise ValueError(f"accuracy is {accuracy}; a scorer's accuracy against R* lies in (0.5, 1]")
+    if accuracy == 1:
+        return 0.0
+    lo, hi = 0.0, 1.0
+    while noisy_accuracy(gaps, hi) > accuracy:  # accuracy falls with sigma: find a bracket, then bisect
+        lo, hi = hi, 2 * hi
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if noisy_accuracy(gaps, mid) > accuracy else (lo, mid)
+    return (lo + hi) / 2
+
+
 def crossing(xs: list[float], ys: list[float], target: float) -> float | None:
     """The first ``x`` at which ``ys`` (read in increasing ``x``) reaches ``target``, by linear
     interpolation between neighbouring points; None when it never does."""
