@@ -244,3 +244,14 @@ def test_untrained_picks_read_the_sft_models_likelihood(micro_farm):
     shuffled = [dict(r, output=" ".join(reversed(r["output"].split()))) for r in demos]
     picks = untrained_picks(micro_farm, [shuffled, demos])  # [k][i]: the demo is the second candidate
     assert [p["output"] for p in picks] == [r["output"] for r in demos]
+
+
+def test_ppo_accuracy_sentence_reads_the_curve():
+    from farmlib.evaluation.ceilings import ppo_accuracy_sentence
+
+    rows = [{"accuracy": 1.0, "win_rate": 42.0}, {"accuracy": 0.7, "win_rate": 33.0}, {"accuracy": 0.9, "win_rate": 38.0}]
+    text = ppo_accuracy_sentence(rows, 32.0, 8.0)
+    assert "+1.0 points at 70%, +6.0 points at 90%, +10.0 points at 100%" in text
+    assert "about 95% of held-out pairs" in text
+    assert "no accuracy measured here" in ppo_accuracy_sentence(rows, 32.0, 12.0)
+    assert "did not measure" in ppo_accuracy_sentence([], 32.0, 8.0)

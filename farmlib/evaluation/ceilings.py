@@ -9,6 +9,8 @@ learns from; if it can, the gap between it and a method is what the learned rewa
   reference, beside its KL bound ``log n - (n - 1) / n``;
 - **PPO on R*** (:func:`ppo_ceiling`): the chapter's PPO with R* as the reward
   (``PPOConfig.reward = "true_reward"``), judged the same way;
+- **PPO on R* with random errors** (:func:`ppo_ceiling` with ``accuracy``; :func:`ppo_accuracy_sentence`): how
+  accurate a reward must be before PPO can use it, errors that PPO cannot exploit;
 - **DPO on R*'s labels** (:func:`dpo_ceiling`): the chapter's DPO on pairs labelled by R* itself, no noise, at
   the chapter's number of pairs and more: what DPO makes of perfect labels.
 
@@ -142,6 +144,27 @@ def ceiling_sentence(oracle: list[dict], ppo: dict, sft_people: float, sft_se: f
             f"{best['n']}): the policy's own samples hold {held:+.1f} points for a selector that knows what people "
             f"want. PPO trained against R* itself{budget} reaches {ppo['win_rate']:.1f} ± {ppo['se']:.1f} % against SFT 10k's "
             f"{sft_people:.1f} ± {sft_se:.1f} % ({moved:+.1f} points), {verdict}.")
+
+
+def ppo_accuracy_sentence(rows: list[dict], sft_people: float, target_gain: float) -> str:
+    """What PPO against rewards of known accuracy says (:func:`ppo_ceiling`'s results, each with ``accuracy`` and
+    ``win_rate``; R* itself at accuracy 1), in one or two sentences: the gain over SFT 10k's ``sft_people`` at each
+    accuracy, and the accuracy at which the gain reaches ``target_gain`` points (interpolated between rows)."""
+    from farmlib.methods.reward_model import crossing
+
+    if not rows:
+        return ("This build did not measure PPO against rewards of known accuracy (`ceiling_ppo_accuracies` is "
+                "empty: each run is as long as PPO on R* above).")
+    rows = sorted(rows, key=lambda r: r["accuracy"])
+    gains = [r["win_rate"] - sft_people for r in rows]
+    points = ", ".join(f"{g:+.1f} points at {r['accuracy']:.0%}" for r, g in zip(rows, gains))
+    needed = crossing([r["accuracy"] for r in rows], gains, target_gain)
+    verdict = (f"a reward must rank about {needed:.0%} of held-out pairs as R* does before PPO gains {target_gain:g} "
+               "points, and a learned reward model's errors, unlike these, are systematic, so PPO can seek them out"
+               if needed is not None else
+               f"no accuracy measured here, R*'s own included, gains {target_gain:g} points at these PPO settings")
+    return (f"Against R* plus an error fixed per answer, PPO's win-rate under the people moves from SFT 10k's "
+            f"{sft_people:.1f} %: {points}. So {verdict}.")
 
 
 def terms(parts: dict[str, float], weights: dict[str, float] = REWARD_WEIGHTS) -> dict[str, float]:
