@@ -9,7 +9,7 @@ people, the oracle best-of-n (R*'s favourite of n SFT samples) along n with its 
 against R* itself on the whole evaluation set (skipped with ``--ppo-steps 0``), with a few of its answers
 beside SFT's to read. ``--ppo`` sets more of PPO's fields over the profile's; on tiny, world seeds 0 and 1,
 ``--ppo-steps 160 --ppo '{"rollout_batch": 128, "minibatch": 64, "lr": 3e-4, "kl_coef": 0.01}'`` (about 10
-minutes on 2 cores) moves the policy where the profile's 40 steps of 64 rollouts do not (README, "PPO's ceiling").
+minutes on 2 cores) moves the policy where the profile's 40 steps of 64 rollouts do not (FINDINGS.md, "PPO's ceiling").
 ``--ppo-accuracy`` adds one PPO run per accuracy against a reward of that accuracy against R* whose errors are
 random (R* plus noise fixed per answer): how accurate a reward model must be before PPO can use it.
 Artifacts go to the profile's runs folder, so a second run reuses them.
