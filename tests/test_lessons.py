@@ -280,6 +280,20 @@ def test_accuracy_curve_figure_and_sentence():
     s = report.curve_sentence(curve)
     assert s.startswith("Before any label the reward model already ranks 65.0 ± 2.0 %") and "adds +5.0 points" in s
     assert list(report.scale_table(curve, 0.68).index) == ["true_reward", "p_sim_ann"]
+    assert "people's majority" not in s  # no acc_people column, no sentence about it
+
+
+def test_curve_sentence_reads_the_people_column():
+    from farmlib.evaluation import reward_model_report as report
+
+    curve = pd.DataFrame({"labels": ["true_reward"] * 3 + ["p_sim_ann"] * 3, "pairs": [0, 250, 8000] * 2,
+                          "acc_true": [0.7] * 6, "se_true": [0.02] * 6, "acc_people": [0.65, 0.66, 0.72, 0.65, 0.66, 0.66],
+                          "se_people": [0.02] * 6})
+    s = report.curve_sentence(curve)
+    assert "65.0 % at 0 and 72.0 ± 2.0 % at 8,000 pairs with true_reward labels" in s
+    assert "66.0 ± 2.0 % at 8,000 pairs with p_sim_ann labels" in s and "so the labels move" in s
+    flat = report.people_sentence(curve.assign(acc_people=0.65))
+    assert "comes from where it started" in flat and "so the labels move" not in flat
 
 
 def test_dpo_curves_two_panels_with_labels_that_do_not_overlap():

@@ -205,4 +205,24 @@ def curve_sentence(curve: pd.DataFrame) -> str:
                         for s, r in by.iterrows())
             + f" (against R*). The best point is {best['labels']} labels at {int(best['pairs'])} pairs. "
             + "Where the noise-free curve still rises at the right end, more pairs would help; the gap between it and "
-            + "the noisy sources is what label noise costs at this scale.")
+            + "the noisy sources is what label noise costs at this scale." + people_sentence(curve))
+
+
+def people_sentence(curve: pd.DataFrame) -> str:
+    """The curve against the people's majority (``acc_people``: what a reward model is meant to predict), for each
+    label source from its first point to its last: whether the labels move it beyond twice the larger standard
+    error. Empty when the curve has no such column."""
+    if "acc_people" not in curve.columns:
+        return ""
+    parts, moved = [], []
+    for source, g in curve.sort_values("pairs", kind="stable").groupby("labels", sort=False):
+        a, b = g.iloc[0], g.iloc[-1]
+        d, se = 100 * (b.acc_people - a.acc_people), 100 * max(a.se_people, b.se_people)
+        parts.append(f"{100 * a.acc_people:.1f} % at {int(a.pairs):,} and {100 * b.acc_people:.1f} ± {100 * b.se_people:.1f} % "
+                     f"at {int(b.pairs):,} pairs with {source} labels")
+        moved.append(abs(d) > 2 * se)
+    what = ("so the labels move what it agrees with the people on" if any(moved) else
+            "within two standard errors of each other: what it agrees with the people on comes from where it started, "
+            "not from the labels")
+    return (" Against the people's majority on the same held-out pairs (what a reward model is meant to predict) it "
+            "ranks " + "; ".join(parts) + f", {what}.")
