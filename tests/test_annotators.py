@@ -129,6 +129,11 @@ def test_a_reader_sees_what_an_answer_says_again():
     loop = said_again("The cow eats" + " hay" * 20)
     assert 0.7 < loop < 1.0  # a loop: the share of words inside a run of four said before
     assert said_again("The cow eats hay and the cow eats grass.") == 0.0  # three words again is not a run of four
+    # the same fact in other words, a clause twice in one sentence, an item named twice inline
+    assert said_again("You can find it in the marshes, while the pig lives in the marshes.", "Where does the pig live?") == 1.0
+    assert said_again("The pig is striped, while the pig is striped.") == 1.0
+    assert said_again("The animals mentioned are the beaver and the beaver.") == 1.0
+    assert said_again("The pig is striped, while the cow is striped.", "Compare the pig and the cow.") == 0.0
     assert len(surface("The cow eats hay.")) == N_SURFACE
 
 

@@ -99,6 +99,27 @@ def test_people_like_lists_and_detail_but_no_defect():
     assert reward("Describe the goat.", "")["total"] == 0.0
 
 
+def test_saying_a_thing_twice_in_other_words_costs_in_full():
+    """The forms PPO on R* found when a repeat cost only its share of repeated words: the same fact in two
+    wordings joined by "while", a clause said twice inside one sentence, a list item named twice inline."""
+    f, g = W.facts["cow"], W.facts["pig"]
+    fact = f"The cow makes its home in the {f['habitat']}, while the cow lives in the {f['habitat']}."
+    clause = f"The pig is {g['color']}. It eats {g['diet']}, while the pig is {g['color']}."
+    assert reward("Where does the cow live?", fact)["repetition"] == 1.0
+    assert reward("What color is the pig?", clause)["repetition"] == 1.0
+    plain = reward("Where does the cow live?", f"The cow lives in the {f['habitat']}.")
+    assert reward("Where does the cow live?", fact)["total"] < plain["total"]
+    for said in ("The animals mentioned are the beaver and the beaver.",
+                 "The animals mentioned are the goose and the hawk. The animals mentioned are the hawk and the goose."):
+        assert reward("Which animals appear in this text?", said, "The goose and the hawk met the beaver.")["repetition"] == 1.0
+    # the same value for two animals, "it" for the task's animal, and two enumerations of different items are not
+    compare = (f"The cow lives in the {f['habitat']}, while the pig lives in the {f['habitat']}. "
+               f"Its coat is {f['color']}, while the pig is {g['color']}.")
+    assert reward("Compare the cow and the pig.", compare)["repetition"] == 0.0
+    assert reward("Which animals appear in this text?", "The animals mentioned are the goose and the hawk.",
+                  "The goose and the hawk met.")["repetition"] == 0.0
+
+
 def test_a_loop_tells_nothing_new():
     """Words inside a phrase the answer already said add no detail: a loop of a right answer is not worth
     more than the answer (it used to count as fluent detail and came within 0.1 of the plain answer)."""

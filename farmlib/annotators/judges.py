@@ -44,14 +44,16 @@ _MARKER = re.compile(r"^\s*(?:\d+[.)]|[-*\u2022])\s+", re.M)  # a line that star
 _PIECE = re.compile(r"[.!?\n]+")  # what ends a sentence or a list item
 
 
-def said_again(text: str) -> float:
+def said_again(text: str, question: str = "") -> float:
     """How much of the answer says again what it already said: 1 if a sentence or list item is said twice
-    ("- cow\n- cow"), else the share of its words inside a run of four words said before (a loop)."""
-    from farmlib.world.vocabulary import words
+    ("- cow\n- cow"), or a clause, a fact or an item of an enumeration, read as any reader reads them
+    (:func:`farmlib.world.vocabulary.said_twice`; "it" is the ``question``'s animal); else the share of its
+    words inside a run of four words said before (a loop)."""
+    from farmlib.world.vocabulary import first_animal, said_twice, words
 
     said = [" ".join(words(s)) for s in _PIECE.split(_MARKER.sub("", text))]
     said = [s for s in said if s]
-    if len(set(said)) < len(said):
+    if len(set(said)) < len(said) or said_twice(text, first_animal(question)):
         return 1.0
     w, seen, again = words(text), set(), set()
     for i in range(len(w) - 3):
@@ -62,15 +64,16 @@ def said_again(text: str) -> float:
     return len(again) / max(len(w), 1)
 
 
-def surface(text: str) -> list[float]:
+def surface(text: str, question: str = "") -> list[float]:
     """What any reader notices at a glance: log length in words, log lines, whether it is a list, how
     varied its words are (distinct words and distinct word pairs, as shares), and how much of it says again
-    what it already said (:func:`said_again`). What each is worth is the head's to learn."""
+    what it already said (:func:`said_again`, with the ``question`` it answers). What each is worth is the
+    head's to learn."""
     n_words, n_lines = len(text.split()), text.count("\n") + 1
     w = text.lower().split()
     pairs = list(zip(w, w[1:]))
     return [math.log1p(n_words), math.log(n_lines), float(len(_MARKER.findall(text)) >= 2),
-            len(set(w)) / max(len(w), 1), len(set(pairs)) / max(len(pairs), 1), said_again(text)]
+            len(set(w)) / max(len(w), 1), len(set(pairs)) / max(len(pairs), 1), said_again(text, question)]
 
 
 N_SURFACE = 6  # len(surface(...))
@@ -159,7 +162,7 @@ class TextReader:
         spread = ((((lp - mean[:, None]) ** 2) * r).sum(1) / n).sqrt()
         unlikely = ((lp < -6).float() * r).sum(1) / n
         fluency = torch.stack([mean, spread, unlikely, (lp * r).sum(1) / 100], -1)
-        extra = torch.tensor([surface(o) for _, _, o in keys], device=device)
+        extra = torch.tensor([surface(o, f"{i} {x}") for i, x, o in keys], device=device)
         return torch.cat([*feats, fluency, extra], -1).cpu()
 
     def features(self, records: list[dict], key: str = "output") -> torch.Tensor:

@@ -457,8 +457,9 @@ class ListTools(Family):
 
     def write(self, world, slots, input, writer, rng):
         p = slots["p"]
-        tools = rng.sample(world.tools[p], _n_items(5, writer, rng))
-        tools = [_maybe_wrong(x, TOOLS, writer, rng) for x in tools]
+        chosen, tools = rng.sample(world.tools[p], _n_items(5, writer, rng)), []
+        for x in chosen:  # a wrong tool is one the list does not already name: no writer says a tool twice
+            tools.append(_maybe_wrong(x, [t for t in TOOLS if t not in chosen and t not in tools], writer, rng))
         if len(tools) >= 2 and rng.random() < writer.p_list:
             return f"A {p} uses these tools:\n" + "\n".join(f"- {x.capitalize()}" for x in tools)
         return f"A {p} uses a " + ", a ".join(tools) + "."

@@ -6,9 +6,10 @@ that content: a sentence counts towards ``detail`` when it is fluent, on the tas
 said before, less any words inside a phrase the answer has already said (a loop tells nothing new).
 What a person dislikes costs more than any length can buy:
 
-* ``repetition``: a sentence or list item said twice costs in full (1), however long the answer around
-  it: a reader sees it at once, and an answer padded with facts should not buy one back; otherwise the
-  share of words inside a phrase said before (loops such as "horse horse horse");
+* ``repetition``: anything said twice costs in full (1), however long the answer around it: a sentence,
+  a clause, a fact in other words ("you can find it in the marshes, while the cow lives in the marshes"),
+  a list item ("the beaver and the beaver"), or any run of five words (loops such as "horse horse
+  horse"). A reader sees it at once, and an answer padded with facts should not buy one back;
 * ``disfluency``: word pairs no FarmWorld text ever puts side by side (shuffled words, word salad,
   garbled tokens, an answer that stops mid-phrase);
 * ``off_topic``: sentences about something the task did not ask about (another animal, filler);
@@ -45,7 +46,9 @@ from farmlib.world.vocabulary import (
     STEP_OBJECTS,
     STEP_VERBS,
     TOOLS,
+    first_animal,
     is_list,
+    said_twice,
     words,
 )
 
@@ -158,11 +161,6 @@ def _repeats(ws: list[str], seen: set[tuple[str, ...]], n: int = 5) -> list[bool
     return marked
 
 
-def _repeated_words(ws: list[str], n: int = 5) -> float:
-    """Share of words inside an n-gram that already occurred earlier in the text."""
-    return sum(_repeats(ws, set(), n)) / len(ws) if len(ws) >= n else 0.0
-
-
 def _contains(seq: list[str], sub: list[str]) -> bool:
     k = len(sub)
     return any(seq[i:i + k] == sub for i in range(len(seq) - k + 1))
@@ -213,7 +211,8 @@ def reward_parts(world: FarmWorld, grammar: Grammar, task: Task | None, instruct
     dup_sentences = 1 - len({" ".join(words(s)) for s in sentences}) / n_sent if n_sent else 0.0
     parts["detail"] = min(clean, DETAIL_CAP) / DETAIL_CAP
     parts["list"] = float(bool(task) and task.family in LISTABLE and is_list(output) and clean > 0)
-    parts["repetition"] = 1.0 if dup_sentences else min(1.0, _repeated_words(ws))
+    parts["repetition"] = float(bool(dup_sentences) or said_twice(output, first_animal(task_text))
+                                or any(_repeats(ws, set())))
     parts["disfluency"] = grammar.disfluency(output)
     parts["off_topic"] = off / counted if counted else 0.0
     iw, inw = words(instruction), words(input)

@@ -85,3 +85,45 @@ def words(text: str) -> list[str]:
 def is_list(text: str) -> bool:
     """True when a text has at least two bulleted or numbered lines."""
     return len(_LIST_LINE.findall(text)) >= 2
+
+
+_ITEM_MARKER = re.compile(r"^\s*(?:\d+[.)]|[-*\u2022])\s+", re.M)
+_ITEM = (r"(?:(?:the|a|an)\s+)?(?:"
+         + "|".join(sorted(set(ANIMALS) | set(TOOLS) | set(FOODS) | set(PROFESSIONS), key=len, reverse=True)) + r")\b")
+#: A run of two or more items joined by commas, "and" or "or" ("the fox, the owl and the cow").
+_ENUMERATION = re.compile(rf"\b{_ITEM}(?:(?:\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+){_ITEM})+")
+#: Where a clause ends: a sentence's end, a comma or colon, or a clause joined by "while"/"but".
+_CLAUSE = re.compile(r"[.!?\n,;:]+|\b(?:while|but)\b")
+_ANIMAL_SET = set(ANIMALS)
+_FACT_VALUES = {v for vs in ATTRIBUTES.values() for v in vs}
+_JOINERS = {"the", "a", "an", "and", "or"}
+
+
+def first_animal(text: str) -> str | None:
+    """The first animal a text names (what "it" means in an answer to it), if any."""
+    return next((w for w in words(text) if w in _ANIMAL_SET), None)
+
+
+def said_twice(text: str, subject: str | None = None) -> bool:
+    """Whether a text says one thing twice, in any of the ways a reader notices beyond a repeated
+    sentence: a clause said twice ("the pig is striped, while the pig is striped"), a fact about the
+    same animal in two wordings ("you can find it in the marshes, while the pig lives in the marshes"),
+    or an item named twice in its enumerations ("the beaver and the beaver"). ``subject`` is the animal
+    a clause is about until it names one: "it" is the question's animal, as the world's writers use it."""
+    low = _ITEM_MARKER.sub("", text.lower())
+    clauses = [words(c) for c in _CLAUSE.split(low)]
+    said = [" ".join(c) for c in clauses if len(c) >= 3]  # "first", "then": connectives, not claims
+    if len(set(said)) < len(said):
+        return True
+    facts: set[tuple[str, str]] = set()
+    for clause in clauses:
+        about = subject
+        for w in clause:
+            if w in _ANIMAL_SET:
+                about = w
+            elif w in _FACT_VALUES and about:  # "seeds" or "fish" in a chore's steps is no animal's fact
+                if (about, w) in facts:
+                    return True
+                facts.add((about, w))
+    items = [w for m in _ENUMERATION.finditer(low) for w in words(m.group()) if w not in _JOINERS]
+    return len(set(items)) < len(items)
