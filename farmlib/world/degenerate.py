@@ -13,7 +13,19 @@ import re
 from collections.abc import Callable
 
 from farmlib.world.farmworld import FarmWorld, Writer
-from farmlib.world.vocabulary import ATTRIBUTES, CASUAL_TO_FORMAL, STEP_OBJECTS, STEP_VERBS, TOOLS, words
+from farmlib.world.vocabulary import (
+    ANIMALS,
+    ATTRIBUTES,
+    CASUAL_TO_FORMAL,
+    CLOSINGS,
+    FACT_SENTENCES,
+    PREAMBLES,
+    STEP_OBJECTS,
+    STEP_VERBS,
+    TOOLS,
+    first_animal,
+    words,
+)
 
 #: The author of the correct answers: always right, usually thorough, lists half of the time.
 CORRECT = Writer("correct", accuracy=1.0, coverage=0.9, p_list=0.5, p_preamble=0.3, p_closing=0.1, p_ramble=0.0)
@@ -119,11 +131,40 @@ def _splice(ans: str, rec: dict, world: FarmWorld, rng: random.Random) -> str:
     return pieces[0] + "".join(rng.choice(["\n- ", " ", "\n"]) + p for p in pieces[1:])
 
 
+def _restate(ans: str, rec: dict, world: FarmWorld, rng: random.Random) -> str:
+    """The answer's first claim said again in other words, joined by "while": a fact in another of the
+    world's wordings ("You can find it in the marshes, while the cow lives in the marshes."), else the
+    clause itself (what a policy learned when saying a thing twice in one sentence cost little). An
+    answer of a word or two has no claim to restate and is left as it is."""
+    pieces = [x.strip() for x in re.split(r"(?<=[.!?])\s+|\n", ans)]
+    claims = [x for x in pieces if sum(w.isalpha() for w in words(x)) >= 3 and not x.endswith(":")
+              and x not in PREAMBLES + CLOSINGS]
+    if not claims:
+        return ans
+    first = claims[0]
+    head = first.rstrip(".!?")
+    named = [w for w in words(first) if w in ANIMALS]
+    animal = named[0] if named else first_animal(rec["instruction"] + " " + rec.get("input", ""))
+    said = set(words(first))
+    again = _MARKER.sub("", head)
+    again = again[0].lower() + again[1:]
+    facts = [(k, v) for k, values in ATTRIBUTES.items() for v in values if v in said]
+    if animal and len(facts) == 1 and len(set(named)) <= 1:  # one fact, and whose it is must be plain
+        (k, v), = facts
+        again = rng.choice([t for t in FACT_SENTENCES[k] if "{e}" in t]).format(e=animal, v=v).rstrip(".")
+        again = again[0].lower() + again[1:]
+    return ans.replace(first, f"{head}, while {again}.", 1)
+
+
+_MARKER = re.compile(r"^\s*(?:\d+[.)]|[-*\u2022])\s+")
+
+
 #: Each corruption kind: a function of (correct answer, record, world, rng).
 CORRUPTIONS: dict[str, Callable[[str, dict, FarmWorld, random.Random], str]] = {
     "repetition loop": _loop, "repeated sentence": _repeat, "shuffled words": _shuffle, "off-topic": _off_topic,
     "instruction echo": _echo, "truncated": _truncate, "padded": _pad, "wrong facts": _wrong,
     "garbled words": _garble, "runs into a new prompt": _run_on, "spliced fragments": _splice,
+    "said again in other words": _restate,
 }
 
 
