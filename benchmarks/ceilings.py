@@ -1,7 +1,7 @@
 """The ceilings of learning from feedback in FarmWorld (issue: learning from feedback must work): what the true
 reward R* itself achieves under the people, before any reward model is blamed.
 
-    python benchmarks/ceilings.py [--profile tiny] [--world-seed 0] [--n-max 256] [--n-prompts 200]
+    python benchmarks/ceilings.py [--profile tiny|FILE.toml] [--world-seed S] [--n-max 256] [--n-prompts 200]
                                   [--ppo-steps 40] [--ppo JSON] [--ppo-accuracy 0.7,0.8,0.9] [--out ceilings.json]
 
 Prints, on the first ``--n-prompts`` evaluation instructions, SFT's win-rate against the reference under the
@@ -28,7 +28,7 @@ from farmlib.evaluation.ceilings import oracle_best_of_n, ppo_ceiling
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--profile", default="tiny")
-    ap.add_argument("--world-seed", type=int, default=0)
+    ap.add_argument("--world-seed", type=int, default=None, help="over the profile's (default: the profile's own)")
     ap.add_argument("--n-max", type=int, default=256)
     ap.add_argument("--n-prompts", type=int, default=200)
     ap.add_argument("--ppo-steps", type=int, default=40)
@@ -37,17 +37,17 @@ def main() -> None:
                     help="comma-separated accuracies against R* of noisy-R* rewards for PPO")
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
-    farm = Farm(args.profile, world_seed=args.world_seed)
+    farm = Farm(args.profile, **({} if args.world_seed is None else {"world_seed": args.world_seed}))
     t0 = time.time()
     sft_outs = farm.samples(farm.sft_model(), "eval", generator="sft10k")
     sft = farm.evaluate(sft_outs, "human")[0]
-    print(f"{args.profile}, world seed {args.world_seed}: SFT 10k under the people, whole eval set: {sft}")
+    print(f"{args.profile}, world seed {farm.profile.world_seed}: SFT 10k under the people, whole eval set: {sft}")
     rows = oracle_best_of_n(farm, args.n_max, args.n_prompts)
     print(f"\noracle best-of-n (R* picks), first {args.n_prompts} eval instructions, people vs reference:")
     print(f"{'n':>5} {'KL':>6} {'mean R*':>8} {'win-rate':>9} {'se':>5}")
     for r in rows:
         print(f"{r['n']:>5} {r['kl']:>6.2f} {r['true_reward']:>8.3f} {r['win_rate']:>8.1f}% {r['se']:>5.1f}")
-    out = {"profile": args.profile, "world_seed": args.world_seed, "sft": sft.to_dict(), "oracle_best_of_n": rows,
+    out = {"profile": args.profile, "world_seed": farm.profile.world_seed, "sft": sft.to_dict(), "oracle_best_of_n": rows,
            "seconds": {"oracle": time.time() - t0}}
     if args.ppo_steps:
         t1 = time.time()
