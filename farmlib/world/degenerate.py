@@ -131,6 +131,9 @@ def _splice(ans: str, rec: dict, world: FarmWorld, rng: random.Random) -> str:
     return pieces[0] + "".join(rng.choice(["\n- ", " ", "\n"]) + p for p in pieces[1:])
 
 
+_MARKER = re.compile(r"^\s*(?:\d+[.)]|[-*\u2022])\s+")  # a list item's number or bullet
+
+
 def _restate(ans: str, rec: dict, world: FarmWorld, rng: random.Random) -> str:
     """The answer's first claim said again in other words, joined by "while": a fact in another of the
     world's wordings ("You can find it in the marshes, while the cow lives in the marshes."), else the
@@ -154,9 +157,6 @@ def _restate(ans: str, rec: dict, world: FarmWorld, rng: random.Random) -> str:
         again = rng.choice([t for t in FACT_SENTENCES[k] if "{e}" in t]).format(e=animal, v=v).rstrip(".")
         again = again[0].lower() + again[1:]
     return ans.replace(first, f"{head}, while {again}.", 1)
-
-
-_MARKER = re.compile(r"^\s*(?:\d+[.)]|[-*\u2022])\s+")
 
 
 #: Each corruption kind: a function of (correct answer, record, world, rng).
