@@ -19,6 +19,7 @@ from farmlib.world.vocabulary import (
     CASUAL_TO_FORMAL,
     CLOSINGS,
     FACT_SENTENCES,
+    ITEM_MARKER,
     PREAMBLES,
     STEP_OBJECTS,
     STEP_VERBS,
@@ -131,9 +132,6 @@ def _splice(ans: str, rec: dict, world: FarmWorld, rng: random.Random) -> str:
     return pieces[0] + "".join(rng.choice(["\n- ", " ", "\n"]) + p for p in pieces[1:])
 
 
-_MARKER = re.compile(r"^\s*(?:\d+[.)]|[-*\u2022])\s+")  # a list item's number or bullet
-
-
 def _restate(ans: str, rec: dict, world: FarmWorld, rng: random.Random) -> str:
     """The answer's first claim said again in other words, joined by "while": a fact in another of the
     world's wordings ("You can find it in the marshes, while the cow lives in the marshes."), else the
@@ -149,7 +147,7 @@ def _restate(ans: str, rec: dict, world: FarmWorld, rng: random.Random) -> str:
     named = [w for w in words(first) if w in ANIMALS]
     animal = named[0] if named else first_animal(rec["instruction"] + " " + rec.get("input", ""))
     said = set(words(first))
-    again = _MARKER.sub("", head)
+    again = ITEM_MARKER.sub("", head)
     again = again[0].lower() + again[1:]
     facts = [(k, v) for k, values in ATTRIBUTES.items() for v in values if v in said]
     if animal and len(facts) == 1 and len(set(named)) <= 1:  # one fact, and whose it is must be plain

@@ -87,7 +87,8 @@ def is_list(text: str) -> bool:
     return len(_LIST_LINE.findall(text)) >= 2
 
 
-_ITEM_MARKER = re.compile(r"^\s*(?:\d+[.)]|[-*\u2022])\s+", re.M)
+#: A list item's number or bullet at the start of a line.
+ITEM_MARKER = re.compile(r"^\s*(?:\d+[.)]|[-*\u2022])\s+", re.M)
 _ITEM = (r"(?:(?:the|a|an)\s+)?(?:"
          + "|".join(sorted(set(ANIMALS) | set(TOOLS) | set(FOODS) | set(PROFESSIONS), key=len, reverse=True)) + r")\b")
 #: A run of two or more items joined by commas, "and" or "or" ("the fox, the owl and the cow").
@@ -110,7 +111,7 @@ def said_twice(text: str, subject: str | None = None) -> bool:
     same animal in two wordings ("you can find it in the marshes, while the pig lives in the marshes"),
     or an item named twice in its enumerations ("the beaver and the beaver"). ``subject`` is the animal
     a clause is about until it names one: "it" is the question's animal, as the world's writers use it."""
-    low = _ITEM_MARKER.sub("", text.lower())
+    low = ITEM_MARKER.sub("", text.lower())
     clauses = [words(c) for c in _CLAUSE.split(low)]
     said = [" ".join(c) for c in clauses if len(c) >= 3]  # "first", "then": connectives, not claims
     if len(set(said)) < len(said):
