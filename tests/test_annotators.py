@@ -211,6 +211,30 @@ def test_judges_are_trained_on_their_makers_comparisons(micro_farm):
     assert set(info) == {"gpt4", "chatgpt", "davinci"} and all(v["seconds"] > 0 for v in info.values())
 
 
+def test_makers_rank_failures_against_each_other(micro_farm):
+    """A failures pair sets two corruptions of one answer against each other: a clean answer (right, no defect
+    under R*) is on one side of most ordinary pairs, of few failures pairs (a corruption of a short answer can
+    leave it whole)."""
+    from dataclasses import replace
+
+    from farmlib.annotators.learned import JUDGE_FAMILIES, makers_pairs
+    from farmlib.world.true_reward import DEFECTS
+
+    w = micro_farm.world
+    fam = replace(JUDGE_FAMILIES["chatgpt"], degenerate=0.0, failures=1.0)
+    pairs = makers_pairs(w, micro_farm.splits()["unlabeled"], fam, 30)
+
+    def clean(p, o):
+        b = w.reward_breakdown(p["instruction"], p["input"], o)
+        return b["quality"] >= 1 and not any(b[k] > 0 for k in DEFECTS)
+
+    def with_clean(pairs):
+        return sum(clean(p, p["output_1"]) or clean(p, p["output_2"]) for p in pairs) / len(pairs)
+
+    plain = makers_pairs(w, micro_farm.splits()["unlabeled"], replace(fam, failures=0.0), 30)
+    assert len(pairs) == 30 and with_clean(pairs) <= 0.15 < 0.5 <= with_clean(plain)
+
+
 def test_each_family_reads_with_its_own_instruction_tuned_lm(micro_farm):
     """A family's head reads its own LM, tuned on as many expert demonstrations as its config says (more for
     gpt4 than for davinci), from the unlabeled split only; the head names that LM by a relative path."""

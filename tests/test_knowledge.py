@@ -38,13 +38,17 @@ def test_answer_terms_flatten_in_order():
 
 
 @pytest.mark.parametrize("answer, instruction, input, output, want", [
-    # known, recall, precision, order, foreign
-    (1, "What is 6 minus 5?", "", "The answer is 1.", [1, 1, 1, 1, 0]),
-    (1, "What is 6 minus 5?", "", "The answer is 2.", [1, 0, 0, 0, 0]),  # a wrong number, not one asked about
-    (1, "What is 6 minus 5?", "", "6 minus 5 is 1.", [1, 1, 1, 1, 0]),  # the question's own numbers are not claims
-    ([3, 10, 22], "Sort these.", "10, 3, 22", "22, 10, 3", [1, 1, 1, 1 / 3, 0]),  # all there, out of order
-    ({"diet": "grass"}, "What does the goat eat?", "", "The goat eats fish. The owl is red.", [1, 0, 0, 0, 0.5]),
-    ("positive", "Is the review positive or negative?", "", "positive", [1, 1, 1, 1, 0]),
+    # known, recall, precision, order, foreign, beside
+    (1, "What is 6 minus 5?", "", "The answer is 1.", [1, 1, 1, 1, 0, 0]),
+    (1, "What is 6 minus 5?", "", "The answer is 2.", [1, 0, 0, 0, 0, 0]),  # a wrong number, not one asked about
+    (1, "What is 6 minus 5?", "", "6 minus 5 is 1.", [1, 1, 1, 1, 0, 0]),  # the question's own numbers are not claims
+    ([3, 10, 22], "Sort these.", "10, 3, 22", "22, 10, 3", [1, 1, 1, 1 / 3, 0, 0]),  # all there, out of order
+    ({"diet": "grass"}, "What does the goat eat?", "", "The goat eats fish. The owl is red.", [1, 0, 0, 0, 0.5, 0.5]),
+    ("positive", "Is the review positive or negative?", "", "positive", [1, 1, 1, 1, 0, 0]),
+    # a wrong answer attempts the task; a sentence about something else does not (courtesy is left out)
+    (125, "What is 30 plus 95?", "", "Here is my answer. You can find it in the hills.", [1, 0, 0, 0, 0, 1]),
+    (125, "What is 30 plus 95?", "", "The answer is 125.\nYou can find it in the hills.", [1, 1, 1, 1, 0, 0.5]),
+    (125, "What is 30 plus 95?", "", "Here is my answer. Have a nice day.", [1, 0, 0, 0, 0, 1]),  # courtesy alone
 ])
 def test_knowledge_features_by_hand(answer, instruction, input, output, want):
     assert knowledge_features(answer, instruction, input, output) == pytest.approx(want)

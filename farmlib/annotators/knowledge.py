@@ -11,21 +11,35 @@ person: what a reply is *worth* is learned by each family's head from its makers
 :func:`knowledge_features` is what a judge notices when it holds the answer beside a reply, as a
 reference-guided grader does: how much of the answer the reply says (``recall``), how much of what it
 asserts of the answer's kind is right (``precision``), whether an ordered answer (numbers, a chore's steps)
-comes in its order (``order``), and how much of what it names is about something the task did not ask about (``foreign``).
-It reads words only; it is our own reading, not R*'s ``quality`` (a test checks the judges never reach R*).
+comes in its order (``order``), how much of what it names is about something the task did not ask about (``foreign``),
+and how many of its sentences say nothing of the task at all (``beside``: no word of the question, of the answer,
+or of the answer's kind; a courtesy sentence such as "Have a nice day." is not counted). It reads words only; it is our own reading, not R*'s ``quality`` (a test checks the judges never reach R*).
 """
 
 from __future__ import annotations
 
 import copy
+import re
 from types import SimpleNamespace
 
 import torch
 
-from farmlib.world.vocabulary import ANIMALS, ATTRIBUTES, CASUAL_TO_FORMAL, FOODS, PROFESSIONS, TOOLS, words
+from farmlib.world.vocabulary import (
+    ANIMALS,
+    ATTRIBUTES,
+    CASUAL_TO_FORMAL,
+    CLOSINGS,
+    FOODS,
+    ITEM_MARKER,
+    NEUTRAL_WORDS,
+    PREAMBLES,
+    PROFESSIONS,
+    TOOLS,
+    words,
+)
 
-#: ``known``, ``recall``, ``precision``, ``order``, ``foreign``.
-N_KNOWLEDGE = 5
+#: ``known``, ``recall``, ``precision``, ``order``, ``foreign``, ``beside``.
+N_KNOWLEDGE = 6
 
 #: The kind of every word a judge can name: numbers, animals, tools, foods, professions, each attribute's
 #: values, formal words. A reply's word of the answer's kind that is not the answer is a wrong claim.
@@ -33,6 +47,8 @@ _KIND = {**{a: "animal" for a in ANIMALS}, **{t: "tool" for t in TOOLS}, **{f: "
          **{p: "profession" for p in PROFESSIONS}, **{v: k for k, vs in ATTRIBUTES.items() for v in vs},
          **{w: "formal" for w in CASUAL_TO_FORMAL.values()}}
 _ENTITY = {"animal", "tool", "food", "profession"}
+_COURTESY = {" ".join(words(s)) for s in PREAMBLES + CLOSINGS}
+_SENTENCE = re.compile(r"[.!?\n]+")  # what ends a sentence or a list item
 
 
 def kind(w: str) -> str:
@@ -62,6 +78,18 @@ def _in_order(terms: list[str], said: list[str]) -> float:
     return prev[-1] / len(terms)
 
 
+def beside(terms: list[str], kinds: set[str], asked: set[str], output: str) -> float:
+    """The share of ``output``'s sentences (and list items) that name nothing of the task: no word of the question
+    (``asked``, its neutral words aside) or of the answer (``terms``), and no word of the answer's ``kinds``. Courtesy
+    sentences are left out, neither counted nor held against it; a reply of courtesy alone says nothing of the
+    task (1)."""
+    about = (asked - set(NEUTRAL_WORDS)) | set(terms)
+    said = [words(s) for s in _SENTENCE.split(ITEM_MARKER.sub("", output))]
+    said = [s for s in said if s and " ".join(s) not in _COURTESY]
+    off = sum(not any(w in about or kind(w) in kinds for w in s) for s in said)
+    return off / len(said) if said else 1.0
+
+
 def knowledge_features(answer: object, instruction: str, input: str, output: str) -> list[float]:
     """What a judge who knows ``answer`` notices of ``output`` (:data:`N_KNOWLEDGE` numbers, all 0 when it
     does not know the answer: an instruction from outside its world)."""
@@ -76,7 +104,8 @@ def knowledge_features(answer: object, instruction: str, input: str, output: str
     foreign = sum(w not in want and w not in asked for w in named) / max(len(named), 1)
     ordered = isinstance(answer, (list, tuple)) and all(isinstance(a, int) or " " in str(a) for a in answer)
     order = _in_order(terms, [w for w in said if w in want]) if ordered else len(hits) / len(want)
-    return [1.0, len(hits) / len(want), len(hits) / max(len(hits) + len(wrong), 1), order, foreign]
+    return [1.0, len(hits) / len(want), len(hits) / max(len(hits) + len(wrong), 1), order, foreign,
+            beside(terms, kinds, asked, output)]
 
 
 class Knowledge:

@@ -26,7 +26,9 @@ A judge (``p_sim``) is a *learned model that only sees text*. Each family has tw
     list-loving writers) to instructions of the ``unlabeled`` split — never an evaluation instruction
     (the validation and preference splits share only the small families' instructions with it,
     :mod:`farmlib.world.splits`); a share of each family's pairs sets a correct answer against a
-    corruption of it (:mod:`farmlib.world.degenerate`): the "web text" a judge has seen fail;
+    corruption of it (:mod:`farmlib.world.degenerate`): the "web text" a judge has seen fail; a smaller share
+    sets two failures against each other (a wrong answer against one about something else), as makers rank
+    their model's bad samples too: which failure is worse is taste, and only such pairs teach it;
   - **its own model's samples** (:func:`own_pairs`): two samples of the family's tuned LM per instruction,
     labelled by the same panel, as an LLM's makers labelled their own model's samples. Writers make a writer's
     mistakes (a wrong fact, a missing item); a model makes a model's (a fluent wrong answer, a ramble off
@@ -86,6 +88,7 @@ class FamilyConfig:
     labellers: int = 8  # people on the makers' panel (each pair: one of them, one noisy label)
     labeller_seed: int = 1
     degenerate: float = 0.2  # share of pairs that set a correct answer against a corruption of it
+    failures: float = 0.0  # share of pairs that set two corruptions of one answer against each other
     same_writer: float = 0.5  # share of the other pairs that are two answers of one writer
     demos: int = 0  # expert demonstrations its own LM was instruction-tuned on, at scale 1 (0: base LM only)
     own: int = 0  # comparisons of its own LM's samples (two per instruction) its panel labelled, at scale 1
@@ -101,12 +104,13 @@ class FamilyConfig:
 #: The three families (pairs at scale 1, times the profile's scale).
 JUDGE_FAMILIES: dict[str, FamilyConfig] = {
     "gpt4": FamilyConfig("gpt4", pairs=8000, reads="fluency", labellers=8, labeller_seed=101, degenerate=0.3,
-                         demos=20_000, demo_epochs=3, own=8000, tuned_reads="all", knows=True),
+                         failures=0.15, demos=20_000, demo_epochs=3, own=8000, tuned_reads="all", knows=True),
     "chatgpt": FamilyConfig("chatgpt", pairs=4000, reads="fluency", labellers=4, labeller_seed=202, degenerate=0.15,
+                            failures=0.075,
                             demos=10_000, demo_epochs=2, own=4000, knows=True),
     # a Davinci head that did not know the answers preferred the wrong one to the right reference in 64 % of such pairs
     "davinci": FamilyConfig("davinci", pairs=2000, reads="surface", labellers=3, labeller_seed=303,
-                            degenerate=0.05, demos=5_000, demo_epochs=2, own=2000, knows=True),
+                            degenerate=0.05, failures=0.025, demos=5_000, demo_epochs=2, own=2000, knows=True),
 }
 
 #: The writers whose answers the makers collected (the world's writers, of mixed care and style).
@@ -146,8 +150,12 @@ def makers_pairs(world, records: list[dict], fam: FamilyConfig, n: int, seed: in
         i += 1
         wa = rng.choice(MAKERS_WRITERS)
         a = world.write(rec, wa, rng)
-        if rng.random() < fam.degenerate:
+        u = rng.random()
+        if u < fam.degenerate:
             b = CORRUPTIONS[rng.choice(kinds)](a, rec, world, rng)
+        elif u < fam.degenerate + fam.failures:
+            first, second = rng.sample(kinds, 2)
+            a, b = CORRUPTIONS[first](a, rec, world, rng), CORRUPTIONS[second](a, rec, world, rng)
         else:  # half the time two answers of the same writer, else of two writers
             b = world.write(rec, wa if rng.random() < fam.same_writer else rng.choice(MAKERS_WRITERS), rng)
         if words(a) == words(b):
