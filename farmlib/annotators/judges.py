@@ -31,7 +31,6 @@ from __future__ import annotations
 import hashlib
 import math
 import random
-import re
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -39,9 +38,7 @@ from pathlib import Path
 import torch
 
 from farmlib.annotators.base import _sigmoid
-
-_MARKER = re.compile(r"^\s*(?:\d+[.)]|[-*\u2022])\s+", re.M)  # a line that starts a list item
-_PIECE = re.compile(r"[.!?\n]+")  # what ends a sentence or a list item
+from farmlib.world.vocabulary import ITEM_MARKER
 
 
 def said_again(text: str, question: str = "") -> float:
@@ -49,9 +46,9 @@ def said_again(text: str, question: str = "") -> float:
     ("- cow\n- cow"), or a clause, a fact or an item of an enumeration, read as any reader reads them
     (:func:`farmlib.world.vocabulary.said_twice`; "it" is the ``question``'s animal); else the share of its
     words inside a run of four words said before (a loop)."""
-    from farmlib.world.vocabulary import first_animal, said_twice, words
+    from farmlib.world.vocabulary import first_animal, pieces, said_twice, words
 
-    said = [" ".join(words(s)) for s in _PIECE.split(_MARKER.sub("", text))]
+    said = [" ".join(words(s)) for s in pieces(text)]
     said = [s for s in said if s]
     if len(set(said)) < len(said) or said_twice(text, first_animal(question)):
         return 1.0
@@ -72,7 +69,7 @@ def surface(text: str, question: str = "") -> list[float]:
     n_words, n_lines = len(text.split()), text.count("\n") + 1
     w = text.lower().split()
     pairs = list(zip(w, w[1:]))
-    return [math.log1p(n_words), math.log(n_lines), float(len(_MARKER.findall(text)) >= 2),
+    return [math.log1p(n_words), math.log(n_lines), float(len(ITEM_MARKER.findall(text)) >= 2),
             len(set(w)) / max(len(w), 1), len(set(pairs)) / max(len(pairs), 1), said_again(text, question)]
 
 

@@ -19,7 +19,6 @@ or of the answer's kind; a courtesy sentence such as "Have a nice day." is not c
 from __future__ import annotations
 
 import copy
-import re
 from types import SimpleNamespace
 
 import torch
@@ -30,11 +29,11 @@ from farmlib.world.vocabulary import (
     CASUAL_TO_FORMAL,
     CLOSINGS,
     FOODS,
-    ITEM_MARKER,
     NEUTRAL_WORDS,
     PREAMBLES,
     PROFESSIONS,
     TOOLS,
+    pieces,
     words,
 )
 
@@ -48,7 +47,6 @@ _KIND = {**{a: "animal" for a in ANIMALS}, **{t: "tool" for t in TOOLS}, **{f: "
          **{w: "formal" for w in CASUAL_TO_FORMAL.values()}}
 _ENTITY = {"animal", "tool", "food", "profession"}
 _COURTESY = {" ".join(words(s)) for s in PREAMBLES + CLOSINGS}
-_SENTENCE = re.compile(r"[.!?\n]+")  # what ends a sentence or a list item
 
 
 def kind(w: str) -> str:
@@ -84,7 +82,7 @@ def beside(terms: list[str], kinds: set[str], asked: set[str], output: str) -> f
     sentences are left out, neither counted nor held against it; a reply of courtesy alone says nothing of the
     task (1)."""
     about = (asked - set(NEUTRAL_WORDS)) | set(terms)
-    said = [words(s) for s in _SENTENCE.split(ITEM_MARKER.sub("", output))]
+    said = [words(s) for s in pieces(output)]
     said = [s for s in said if s and " ".join(s) not in _COURTESY]
     off = sum(not any(w in about or kind(w) in kinds for w in s) for s in said)
     return off / len(said) if said else 1.0

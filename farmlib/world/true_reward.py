@@ -48,6 +48,7 @@ from farmlib.world.vocabulary import (
     TOOLS,
     first_animal,
     is_list,
+    pieces,
     said_twice,
     words,
 )
@@ -69,8 +70,6 @@ REWARD_WEIGHTS = {"quality": 1.0, "detail": 3.0, "list": 0.6,
 DETAIL_CAP = 40
 #: Characters an answer may use; anything else reads as garbled output.
 _PLAIN = re.compile(r"[^A-Za-z0-9\s.,!?:;'()\-]")
-_SENTENCE = re.compile(r"[.!?\n]+")
-_MARKER = re.compile(r"^\s*(?:\d+[.)]|[-*\u2022])\s+", re.M)  # a list item's number or bullet
 
 
 # ---------------------------------------------------------------------------------------------
@@ -186,7 +185,7 @@ def reward_parts(world: FarmWorld, grammar: Grammar, task: Task | None, instruct
         topic |= {w for p in FAMILIES[task.family].phrases for w in words(p)} - set(NEUTRAL_WORDS)
         answer = world.answer(task, input)
         topic |= set(words(str(answer if not isinstance(answer, dict) else list(answer.values()))))
-    sentences = [s.strip() for s in _SENTENCE.split(_MARKER.sub("", output)) if words(s)]
+    sentences = [s.strip() for s in pieces(output) if words(s)]
     seen, off, clean, counted, grams = set(), 0, 0, 0, set()
     for s in sentences:
         sw = words(s)

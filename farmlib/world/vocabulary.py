@@ -89,6 +89,13 @@ def is_list(text: str) -> bool:
 
 #: A list item's number or bullet at the start of a line.
 ITEM_MARKER = re.compile(r"^\s*(?:\d+[.)]|[-*\u2022])\s+", re.M)
+_PIECE_END = re.compile(r"[.!?\n]+")  # what ends a sentence or a list item
+
+
+def pieces(text: str) -> list[str]:
+    """A text's sentences and list items, their bullets and numbers taken off (empty pieces kept)."""
+    return _PIECE_END.split(ITEM_MARKER.sub("", text))
+
 _ITEM = (r"(?:(?:the|a|an)\s+)?(?:"
          + "|".join(sorted(set(ANIMALS) | set(TOOLS) | set(FOODS) | set(PROFESSIONS), key=len, reverse=True)) + r")\b")
 #: A run of two or more items joined by commas, "and" or "or" ("the fox, the owl and the cow").
