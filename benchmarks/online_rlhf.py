@@ -2,11 +2,11 @@
 
     python benchmarks/online_rlhf.py [--profile tiny|FILE.toml] [--world-seed S] [--labels human] [--rounds 4]
                                      [--steps 40] [--pairs-per-round 800] [--rm-lr 1e-4] [--prompts preference]
-                                     [--reward-model PATH] [--out F.json]
+                                     [--reward-model PATH] [--kl-coef 0.01] [--out F.json]
 
 As Bai et al. (2022) refreshed their preference model on the current policy's samples: PPO against the reward model
-(the chapter's, or ``--reward-model``) for ``--steps`` steps of 128 rollouts (lr 3e-4, KL coefficient 0.01, the
-settings that take PPO on R* to its ceiling); then two samples of the policy and one of SFT 10k on
+(the chapter's, or ``--reward-model``) for ``--steps`` steps of 128 rollouts (lr 3e-4, KL coefficient ``--kl-coef``,
+0.01 by default: the settings that take PPO on R* to its ceiling); then two samples of the policy and one of SFT 10k on
 ``--pairs-per-round`` preference instructions, the pairs (policy, policy) and (policy, SFT) labelled by ``--labels``
 (an annotator: ``human`` is one person of the crowd a pair; ``true_reward`` is R* itself, a ceiling), and the reward
 model refitted for one epoch on every pair labelled so far. After each round the policy's answers to the evaluation
@@ -51,6 +51,7 @@ def main() -> None:
     ap.add_argument("--rm-lr", type=float, default=1e-4)
     ap.add_argument("--prompts", default="preference", help="the split PPO's prompts come from")
     ap.add_argument("--reward-model", default=None, help="the starting reward model (default: the chapter's)")
+    ap.add_argument("--kl-coef", type=float, default=0.01, help="PPO's KL coefficient against SFT 10k")
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
     farm = Farm(args.profile, **({} if args.world_seed is None else {"world_seed": args.world_seed}))
@@ -61,7 +62,8 @@ def main() -> None:
     splits = farm.splits()
     prompts = [format_prompt(r["instruction"], r["input"]) for r in splits[args.prompts]]
     held = [format_prompt(r["instruction"], r["input"]) for r in splits["val"][:128]]
-    cfg = ppo.PPOConfig(steps=args.steps, rollout_batch=128, minibatch=64, lr=3e-4, kl_coef=0.01, eval_every=args.steps)
+    cfg = ppo.PPOConfig(steps=args.steps, rollout_batch=128, minibatch=64, lr=3e-4, kl_coef=args.kl_coef,
+                        eval_every=args.steps)
     refit = reward_model.RewardModelConfig(reads="likelihood", lr=args.rm_lr, epochs=1, batch_size=4,
                                            group_by_prompt=True)
     pref, bank, rows, t0 = splits["preference"], [], [], time.time()
@@ -100,7 +102,7 @@ def main() -> None:
                      if "new_pairs" in row else "") + f" ({row['seconds']:.0f} s)", flush=True)
     if args.out:
         Path(args.out).write_text(json.dumps({"profile": args.profile, "world_seed": prof.world_seed,
-                                              "labels": args.labels, "rows": rows}, indent=1))
+                                              "labels": args.labels, "kl_coef": args.kl_coef, "rows": rows}, indent=1))
 
 
 if __name__ == "__main__":
