@@ -11,9 +11,10 @@ person: what a reply is *worth* is learned by each family's head from its makers
 :func:`knowledge_features` is what a judge notices when it holds the answer beside a reply, as a
 reference-guided grader does: how much of the answer the reply says (``recall``), how much of what it
 asserts of the answer's kind is right (``precision``), whether an ordered answer (numbers, a chore's steps)
-comes in its order (``order``), how much of what it names is about something the task did not ask about (``foreign``),
-and how many of its sentences say nothing of the task at all (``beside``: no word of the question, of the answer,
-or of the answer's kind; a courtesy sentence such as "Have a nice day." is not counted). It reads words only; it is our own reading, not R*'s ``quality`` (a test checks the judges never reach R*).
+comes in its order (``order``), how much of what it names is about something the task did not ask about
+(``foreign``), and how many of its sentences say nothing of the task at all (``beside``: no word of the question,
+of the answer or of the answer's kind; a courtesy sentence such as "Have a nice day." is not counted). It reads
+words only; it is our own reading, not R*'s ``quality`` (a test checks the judges never reach R*).
 """
 
 from __future__ import annotations

@@ -106,8 +106,7 @@ JUDGE_FAMILIES: dict[str, FamilyConfig] = {
     "gpt4": FamilyConfig("gpt4", pairs=8000, reads="fluency", labellers=8, labeller_seed=101, degenerate=0.3,
                          failures=0.15, demos=20_000, demo_epochs=3, own=8000, tuned_reads="all", knows=True),
     "chatgpt": FamilyConfig("chatgpt", pairs=4000, reads="fluency", labellers=4, labeller_seed=202, degenerate=0.15,
-                            failures=0.075,
-                            demos=10_000, demo_epochs=2, own=4000, knows=True),
+                            failures=0.075, demos=10_000, demo_epochs=2, own=4000, knows=True),
     # a Davinci head that did not know the answers preferred the wrong one to the right reference in 64 % of such pairs
     "davinci": FamilyConfig("davinci", pairs=2000, reads="surface", labellers=3, labeller_seed=303,
                             degenerate=0.05, failures=0.025, demos=5_000, demo_epochs=2, own=2000, knows=True),
