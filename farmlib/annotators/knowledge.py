@@ -28,10 +28,9 @@ from farmlib.world.vocabulary import (
     ANIMALS,
     ATTRIBUTES,
     CASUAL_TO_FORMAL,
-    CLOSINGS,
+    COURTESY,
     FOODS,
     NEUTRAL_WORDS,
-    PREAMBLES,
     PROFESSIONS,
     TOOLS,
     pieces,
@@ -47,7 +46,6 @@ _KIND = {**{a: "animal" for a in ANIMALS}, **{t: "tool" for t in TOOLS}, **{f: "
          **{p: "profession" for p in PROFESSIONS}, **{v: k for k, vs in ATTRIBUTES.items() for v in vs},
          **{w: "formal" for w in CASUAL_TO_FORMAL.values()}}
 _ENTITY = {"animal", "tool", "food", "profession"}
-_COURTESY = {" ".join(words(s)) for s in PREAMBLES + CLOSINGS}
 
 
 def kind(w: str) -> str:
@@ -84,7 +82,7 @@ def beside(terms: list[str], kinds: set[str], asked: set[str], output: str) -> f
     task (1)."""
     about = (asked - set(NEUTRAL_WORDS)) | set(terms)
     said = [words(s) for s in pieces(output)]
-    said = [s for s in said if s and " ".join(s) not in _COURTESY]
+    said = [s for s in said if s and " ".join(s) not in COURTESY]
     off = sum(not any(w in about or kind(w) in kinds for w in s) for s in said)
     return off / len(said) if said else 1.0
 

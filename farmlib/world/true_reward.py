@@ -37,6 +37,7 @@ from farmlib.world.vocabulary import (
     CASUAL_TO_FORMAL,
     CHORES,
     CLOSINGS,
+    COURTESY,
     FOODS,
     NEGATIVE,
     NEUTRAL_WORDS,
@@ -130,7 +131,6 @@ def _named(ws: set[str], text: str) -> set[str]:
 
 _ENTITY_WORDS = set(ANIMALS) | set(PROFESSIONS)
 #: The writers' opening and closing sentences: neither content nor a defect.
-_COURTESY = {" ".join(words(s)) for s in PREAMBLES + CLOSINGS}
 
 
 #: What counts as on-topic beyond the task's own words, by family: the kind of thing its answer names.
@@ -190,7 +190,7 @@ def reward_parts(world: FarmWorld, grammar: Grammar, task: Task | None, instruct
     for s in sentences:
         sw = words(s)
         key = " ".join(sw)
-        if key in _COURTESY:  # an opening or closing sentence: friendly, not a defect, counts once
+        if key in COURTESY:  # an opening or closing sentence: friendly, not a defect, counts once
             clean += len(sw) if key not in seen else 0
             seen.add(key)
             continue

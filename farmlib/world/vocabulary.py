@@ -82,6 +82,10 @@ def words(text: str) -> list[str]:
     return _WORD.findall(text.lower())
 
 
+#: The writers' opening and closing sentences, as their words joined by spaces: friendly, about no task.
+COURTESY = frozenset(" ".join(words(s)) for s in PREAMBLES + CLOSINGS)
+
+
 def is_list(text: str) -> bool:
     """True when a text has at least two bulleted or numbered lines."""
     return len(_LIST_LINE.findall(text)) >= 2
@@ -95,6 +99,7 @@ _PIECE_END = re.compile(r"[.!?\n]+")  # what ends a sentence or a list item
 def pieces(text: str) -> list[str]:
     """A text's sentences and list items, their bullets and numbers taken off (empty pieces kept)."""
     return _PIECE_END.split(ITEM_MARKER.sub("", text))
+
 
 _ITEM = (r"(?:(?:the|a|an)\s+)?(?:"
          + "|".join(sorted(set(ANIMALS) | set(TOOLS) | set(FOODS) | set(PROFESSIONS), key=len, reverse=True)) + r")\b")
