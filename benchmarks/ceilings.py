@@ -21,14 +21,14 @@ import argparse
 import json
 import time
 
-from farmlib import Farm
+from farm_args import add_farm_args, farm_from_args
+
 from farmlib.evaluation.ceilings import oracle_best_of_n, ppo_ceiling
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--profile", default="tiny")
-    ap.add_argument("--world-seed", type=int, default=None, help="over the profile's (default: the profile's own)")
+    add_farm_args(ap)
     ap.add_argument("--n-max", type=int, default=256)
     ap.add_argument("--n-prompts", type=int, default=200)
     ap.add_argument("--ppo-steps", type=int, default=40)
@@ -37,7 +37,7 @@ def main() -> None:
                     help="comma-separated accuracies against R* of noisy-R* rewards for PPO")
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
-    farm = Farm(args.profile, **({} if args.world_seed is None else {"world_seed": args.world_seed}))
+    farm = farm_from_args(args)
     t0 = time.time()
     sft_outs = farm.samples(farm.sft_model(), "eval", generator="sft10k")
     sft = farm.evaluate(sft_outs, "human")[0]

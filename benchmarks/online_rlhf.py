@@ -2,7 +2,7 @@
 
     python benchmarks/online_rlhf.py [--profile tiny|FILE.toml] [--world-seed S] [--labels human] [--rounds 4]
                                      [--steps 40] [--pairs-per-round 800] [--rm-lr 1e-4] [--prompts preference]
-                                     [--reward-model PATH] [--kl-coef 0.01] [--out F.json]
+                                     [--reward-model PATH] [--kl-coef 0.01] [--seed 0] [--out F.json]
 
 As Bai et al. (2022) refreshed their preference model on the current policy's samples: PPO against the reward model
 (the chapter's, or ``--reward-model``) for ``--steps`` steps of 128 rollouts (lr 3e-4, KL coefficient ``--kl-coef``,
@@ -12,7 +12,8 @@ As Bai et al. (2022) refreshed their preference model on the current policy's sa
 model refitted for one epoch on every pair labelled so far. After each round the policy's answers to the evaluation
 instructions are judged by the people against the reference. Prints, per round: the people's win-rate, mean R*, the
 shares of repetitive and disfluent answers (FarmWorld only), and how often the reward model agreed with the round's
-new labels before its refit. About 2.5 minutes a round on 2 cores (tiny). Not part of the book: an exploration of
+new labels before its refit. ``--seed`` draws PPO's rollouts, the pairs' samples, their labels and the evaluation
+samples afresh (seed 0 is the run FINDINGS.md reports first). About 2.5 minutes a round on 2 cores (tiny). Not part of the book: an exploration of
 whether what the reward model misses is found by looking at what PPO found (FINDINGS.md, "Online RLHF").
 """
 
@@ -24,7 +25,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from farmlib import Farm, methods
+from farm_args import add_farm_args, farm_from_args
+
+from farmlib import methods
 from farmlib.evaluation.leaderboard import defect_rates
 from farmlib.lm.model import load_model
 from farmlib.lm.sampling import respond
@@ -42,8 +45,7 @@ def label(farm, labels: str, a: list[dict], b: list[dict], seed: int) -> list[di
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--profile", default="tiny")
-    ap.add_argument("--world-seed", type=int, default=None, help="over the profile's (default: the profile's own)")
+    add_farm_args(ap)
     ap.add_argument("--labels", default="human", help="who labels each round's pairs (an annotator's name)")
     ap.add_argument("--rounds", type=int, default=4)
     ap.add_argument("--steps", type=int, default=40, help="PPO steps a round")
@@ -52,9 +54,10 @@ def main() -> None:
     ap.add_argument("--prompts", default="preference", help="the split PPO's prompts come from")
     ap.add_argument("--reward-model", default=None, help="the starting reward model (default: the chapter's)")
     ap.add_argument("--kl-coef", type=float, default=0.01, help="PPO's KL coefficient against SFT 10k")
+    ap.add_argument("--seed", type=int, default=0, help="PPO's, the samples' and the labels' seed")
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
-    farm = Farm(args.profile, **({} if args.world_seed is None else {"world_seed": args.world_seed}))
+    farm = farm_from_args(args)
     tok, prof, sft = farm.tokenizer(), farm.profile, farm.sft_model()
     policy, ref, sft_lm = (load_model(sft, prof.device) for _ in range(3))
     start = args.reward_model or methods.reward_model_path(farm)
@@ -63,7 +66,7 @@ def main() -> None:
     prompts = [format_prompt(r["instruction"], r["input"]) for r in splits[args.prompts]]
     held = [format_prompt(r["instruction"], r["input"]) for r in splits["val"][:128]]
     cfg = ppo.PPOConfig(steps=args.steps, rollout_batch=128, minibatch=64, lr=3e-4, kl_coef=args.kl_coef,
-                        eval_every=args.steps)
+                        eval_every=args.steps, seed=args.seed)
     refit = reward_model.RewardModelConfig(reads="likelihood", lr=args.rm_lr, epochs=1, batch_size=4,
                                            group_by_prompt=True)
     pref, bank, rows, t0 = splits["preference"], [], [], time.time()
@@ -74,7 +77,7 @@ def main() -> None:
             saved = Path(tmp) / f"round-{k + 1}"
             policy.save_pretrained(saved)
             tok.save_pretrained(saved)
-            outs = farm.samples(str(saved), "eval", generator=f"online-{args.labels}-{k + 1}")
+            outs = farm.samples(str(saved), "eval", generator=f"online-{args.labels}-{k + 1}", seed=args.seed)
             wr = farm.evaluate(outs, "human")[0]
             row = {"round": k + 1, "people": wr.win_rate, "se": wr.standard_error}
             if farm.is_farmworld:
@@ -84,9 +87,10 @@ def main() -> None:
                 recs = [pref[(k * args.pairs_per_round + i) % len(pref)] for i in range(args.pairs_per_round)]
                 a, b, s = ([dict(r, output=o) for r, o in zip(recs, respond(m, tok, recs, temperature=1.0,
                                                                             max_new_tokens=prof.max_new_tokens,
-                                                                            batch_size=256, seed=10 * k + j))]
+                                                                            batch_size=256, seed=10 * k + j + 100 * args.seed))]
                            for j, m in ((1, policy), (2, policy), (3, sft_lm)))
-                new = label(farm, args.labels, a, b, len(bank)) + label(farm, args.labels, a, s, len(bank))
+                at = len(bank) + 10**6 * args.seed
+                new = label(farm, args.labels, a, b, at) + label(farm, args.labels, a, s, at)
                 row["new_pairs"] = len(new)
                 row["rm_agrees_before_refit"] = reward_model.pairwise_accuracy(rm, tok, new, prof.model.max_length)[0]
                 bank += new
@@ -102,7 +106,8 @@ def main() -> None:
                      if "new_pairs" in row else "") + f" ({row['seconds']:.0f} s)", flush=True)
     if args.out:
         Path(args.out).write_text(json.dumps({"profile": args.profile, "world_seed": prof.world_seed,
-                                              "labels": args.labels, "kl_coef": args.kl_coef, "rows": rows}, indent=1))
+                                              "labels": args.labels, "kl_coef": args.kl_coef, "seed": args.seed,
+                                              "rows": rows}, indent=1))
 
 
 if __name__ == "__main__":

@@ -33,6 +33,8 @@ import json
 import math
 import time
 
+from farm_args import add_farm_args, farm_from_args
+
 from farmlib import Farm
 from farmlib.methods import reward_model
 from farmlib.methods.best_of_n import BestOfNCurveConfig, draw, prefix_choices
@@ -128,8 +130,7 @@ def label_curve(farm, sizes: list[int], per: int, lr: float, epochs: float):
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--profile", default="tiny")
-    ap.add_argument("--world-seed", type=int, default=None, help="over the profile's (default: the profile's own)")
+    add_farm_args(ap)
     ap.add_argument("--n", type=int, default=16)
     ap.add_argument("--n-max", type=int, default=64, help="the draw's size (64: chapter 5's ceiling draw)")
     ap.add_argument("--n-prompts", type=int, default=200)
@@ -143,7 +144,7 @@ def main() -> None:
     ap.add_argument("--curve-epochs", type=float, default=3.0, help="with --label-curve: passes over the pairs")
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
-    farm = Farm(args.profile, **({} if args.world_seed is None else {"world_seed": args.world_seed}))
+    farm = farm_from_args(args)
     t0 = time.time()
     _, cands = draw(farm, BestOfNCurveConfig(n_max=args.n_max, n_prompts=args.n_prompts,
                                                 temperature=args.temperature))
