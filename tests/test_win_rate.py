@@ -1,8 +1,10 @@
 import json
 import math
+import random
 import subprocess
 import sys
 
+import pandas as pd
 import pytest
 
 from farmlib.cli import main
@@ -69,3 +71,37 @@ def test_farm_leaderboard_console_script(tmp_path):
     assert out.splitlines()[0] == "name,win_rate,standard_error,n_total,avg_length"
     assert out.splitlines()[1].startswith("m,75.0,")
     assert (tmp_path / "o.csv").read_text() == out
+
+
+def _seed_runs(scores: dict[str, list[list[float]]]):
+    """``seed_spread``-shaped rows from each method's per-seed instruction scores (people only)."""
+    rows = []
+    for name, seeds in scores.items():
+        for k, s in enumerate(seeds):
+            wr = win_rate(2.0 if x == 1 else 1.5 if x == 0.5 else 1.0 for x in s)
+            rows.append({"method": name, "seed": k, "win_rate_human": wr.win_rate, "se_human": wr.standard_error,
+                         "scores_human": s})
+    return pd.DataFrame(rows)
+
+
+def test_versus_baseline_counts_the_evaluation_noise_of_a_paired_difference():
+    from farmlib.evaluation.leaderboard import versus_baseline, versus_sentence
+
+    rng = random.Random(0)
+    base = [[float(rng.random() < 0.3) for _ in range(400)]] * 3  # three seeds that agree exactly
+    shifted = [list(s) for s in base]
+    for s in shifted:  # the method wins 8 more instructions of 400 on every seed: +2 points, no seed noise
+        flips = [i for i, x in enumerate(s) if x == 0][:8]
+        for i in flips:
+            s[i] = 1.0
+    noisy = [[float(rng.random() < 0.3) for _ in range(400)] for _ in range(3)]  # unrelated draws
+    t = versus_baseline(_seed_runs({"sft10k": base, "same_plus_2": shifted, "noisy": noisy}))
+    r = t.loc["same_plus_2"]
+    assert r["difference"] == pytest.approx(2.0) and r["training"] == 0
+    d = [1.0] * 8 + [0.0] * 392  # the paired differences, by hand
+    assert r["evaluation"] == pytest.approx(100 * math.sqrt(sum((x - 0.02) ** 2 for x in d) / 399 / 400))
+    assert r["verdict"] == "better"  # 2 points, paired evaluation noise 0.7: a clean win
+    n = t.loc["noisy"]
+    assert n["evaluation"] > 2 and n["training"] > 0  # unpaired draws: noise a seed-only test would not see
+    assert (n["verdict"] == "within noise") == (abs(n["difference"]) <= 2 * n["noise"])
+    assert "**same_plus_2** +2.0 points" in versus_sentence(t) and "better than SFT 10k" in versus_sentence(t)

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import random
 from pathlib import Path
 
 import pandas as pd
 
+from farmlib.evaluation.win_rate import preference_score
 from farmlib.methods import BASELINES, CONFIGS, METHODS, outputs, policy
 from farmlib.progress import progress
 
@@ -93,14 +95,17 @@ def defect_rates(farm, outs: list[dict]) -> dict[str, float]:
 def seed_spread(farm, names: list[str], seeds: list[int],
                 annotators: tuple[str, ...] = ("p_sim_eval", "human")) -> pd.DataFrame:
     """One row per (method, training seed): win-rates, standard errors and length of a copy of the
-    method retrained with that seed (:func:`farmlib.methods.policy`); trains whatever is missing."""
+    method retrained with that seed (:func:`farmlib.methods.policy`), and each instruction's score
+    (``scores_<annotator>``: 1 won, 0.5 tie, 0 lost, None unparsed) for paired comparisons
+    (:func:`versus_baseline`); trains whatever is missing."""
     annotators = farm.evaluation_annotators(annotators)
     rows = []
     for name in names:
         for seed in progress(seeds, desc=f"seeds of {name}", leave=False):
             outs = outputs(farm, name, seed=seed)
             row = {"method": name, "seed": seed, "avg_length": sum(len(o["output"]) for o in outs) / len(outs)}
-            win_rates(farm, outs, annotators, row)
+            for a, ann in win_rates(farm, outs, annotators, row).items():
+                row[f"scores_{a}"] = [preference_score(x.get("preference")) for x in ann]
             rows.append(row)
     return pd.DataFrame(rows)
 
@@ -118,6 +123,47 @@ def spread_summary(runs: pd.DataFrame, annotators: tuple[str, ...] = ("p_sim_eva
                         f"eval_se_{a}": g[f"se_{a}"].mean(), f"min_{a}": w.min(), f"max_{a}": w.max()})
         out[name] = row
     return pd.DataFrame.from_dict(out, orient="index")
+
+
+def versus_baseline(runs: pd.DataFrame, baseline: str = "sft10k", annotator: str = "human") -> pd.DataFrame:
+    """Each method's win-rate, averaged over its training seeds, minus ``baseline``'s, with the two noises of
+    that difference, in points:
+
+    * ``training``: sqrt(s_m² / k_m + s_b² / k_b), the seeds' standard deviations s over k seeds each;
+    * ``evaluation``: paired, since both were judged on the same instructions: the standard error of the mean over
+      instructions of (method's score − baseline's score), each instruction's score averaged over the seeds.
+
+    ``verdict`` is ``better`` or ``worse`` where the difference is more than twice ``noise`` =
+    sqrt(training² + evaluation²), else ``within noise``. ``runs``: :func:`seed_spread`'s rows."""
+    col = f"scores_{annotator}"
+
+    def per_instruction(name: str) -> list[float | None]:
+        seeds = runs.loc[runs["method"] == name, col].tolist()
+        return [None if None in scores else sum(scores) / len(scores) for scores in zip(*seeds)]
+
+    summary = spread_summary(runs, (annotator,))
+    base = per_instruction(baseline)
+    rows = {}
+    for name in summary.index.drop(baseline):
+        d = [a - b for a, b in zip(per_instruction(name), base) if a is not None and b is not None]
+        mean = sum(d) / len(d)
+        evaluation = 100 * math.sqrt(sum((x - mean) ** 2 for x in d) / (len(d) - 1) / len(d))
+        m, b = summary.loc[name], summary.loc[baseline]
+        training = math.sqrt(sum(r[f"seed_sd_{annotator}"] ** 2 / r["seeds"] for r in (m, b) if r["seeds"] > 1))
+        diff, noise = m[f"mean_{annotator}"] - b[f"mean_{annotator}"], math.hypot(training, evaluation)
+        rows[name] = {"difference": diff, "training": training, "evaluation": evaluation, "noise": noise,
+                      "verdict": ("better" if diff > 0 else "worse") if abs(diff) > 2 * noise else "within noise"}
+    return pd.DataFrame.from_dict(rows, orient="index")
+
+
+def versus_sentence(table: pd.DataFrame, baseline: str = "SFT 10k") -> str:
+    """:func:`versus_baseline`'s table read aloud, one clause a method."""
+    def clause(name: str, r) -> str:
+        verdict = (f"more than twice the noise: {r['verdict']} than {baseline}" if r["verdict"] != "within noise"
+                   else "within twice the noise")
+        return (f"**{name}** {r['difference']:+.1f} points (noise of that difference: training ± {r['training']:.1f}, "
+                f"evaluation ± {r['evaluation']:.1f}; {verdict})")
+    return f"Against {baseline}, averaged over seeds: " + "; ".join(clause(n, r) for n, r in table.iterrows()) + "."
 
 
 def compare(farm, named_outputs: dict[str, list[dict]], annotators: tuple[str, ...] = ("p_sim_eval", "human")) -> pd.DataFrame:
