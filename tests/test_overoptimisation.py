@@ -22,8 +22,9 @@ def test_mean_se():
 
 
 @pytest.mark.parametrize("win, se, phrase, significant", [
-    ([40.0, 60.0, 45.0], 2.0, "a fall larger than two standard errors — over-optimisation.", True),
-    ([40.0, 60.0, 57.0], 2.0, "by less than two standard errors", False),
+    ([40.0, 60.0, 45.0], 2.0, "a fall of 15.0 points, larger than two standard errors of the fall (± 2.8) — "
+                              "over-optimisation.", True),
+    ([40.0, 60.0, 57.0], 2.0, "3.0 points below its peak, less than two standard errors of the fall (± 2.8;", False),
     ([40.0, 50.0, 60.0], 2.0, "no sign of over-optimisation up to n = 4.", False),
 ])
 def test_verdict_and_sentence(win, se, phrase, significant):
@@ -88,3 +89,19 @@ def test_gao_fits_sentence_and_figure():
     assert O.gao_sentence({}) == ""
     fig = O.reward_figure(bon, ppo)
     assert fig.axes[0].get_xlabel().startswith("√KL") and len(fig.axes[1].lines) >= 3  # two fits and the zero line
+
+
+def test_verdict_pairs_the_instructions_where_the_curve_keeps_their_scores():
+    # 200 instructions: at n = 2 the picks win 60, at n = 4 the same 60 but 8 of them now lose. Unpaired the
+    # 4-point fall is well inside two standard errors (± 4.8); paired, every other instruction is the same, so
+    # the fall's standard error is ± 1.4 and the fall is real.
+    s2 = [1.0] * 60 + [0.0] * 140
+    s4 = [0.0] * 8 + [1.0] * 52 + [0.0] * 140
+    c = _curve([20.0, 30.0, 26.0], se=3.3)
+    c["scores human"] = [[0.0] * 200, s2, s4]
+    v = O.verdict(c, ["human"])["human"]
+    assert v["paired"] and v["drop"] == pytest.approx(4.0)
+    assert v["se_drop"] == pytest.approx(100 * O.mean_se([1.0] * 8 + [0.0] * 192)[1])
+    assert v["significant_fall"]
+    assert "paired over the instructions" in O.win_rate_sentence(c, {"human": v}, 4, 200)
+    assert not O.verdict(c.drop(columns="scores human"), ["human"])["human"]["significant_fall"]

@@ -20,11 +20,16 @@ def mean_se(xs) -> tuple[float, float]:
 
 
 def _scored(farm, outs, reference, annotators, sur, true) -> dict:
+    """A curve's row: rewards, length, and each annotator's win-rate, its standard error and each instruction's
+    score (``scores <a>``: 1 won, 0.5 tie, 0 lost), which :func:`verdict` pairs across rows."""
+    from farmlib.evaluation.win_rate import preference_score
+
     row = {"surrogate reward": sur[0], "se surrogate": sur[1], "true reward R*": true[0], "se R*": true[1],
            "length": sum(len(o["output"]) for o in outs) / len(outs)}
     for a in annotators:
-        wr = farm.evaluate(outs, a, reference=reference)[0]
+        wr, ann = farm.evaluate(outs, a, reference=reference)
         row[f"win-rate {a}"], row[f"se {a}"] = wr.win_rate, wr.standard_error
+        row[f"scores {a}"] = [preference_score(x.get("preference")) for x in ann]
     return row
 
 
@@ -91,15 +96,27 @@ def reward_sentence(curve: pd.DataFrame, n_max: int, ppo: pd.DataFrame | None, k
 
 def verdict(curve: pd.DataFrame, annotators) -> dict:
     """Per annotator: where best-of-n's win-rate peaks, where it ends, and whether the fall exceeds two standard
-    errors."""
+    errors of the drop. Both points judge the same instructions against the same reference, so where the curve
+    keeps each instruction's score (``scores <a>``) the drop's standard error is the paired one, of the mean
+    per-instruction difference; otherwise the two points' standard errors are combined as if independent."""
     out = {}
     for a in annotators:
         w, s = curve[f"win-rate {a}"], curve[f"se {a}"]
         peak = w.idxmax()
-        drop, se_drop = w.max() - w.iloc[-1], math.hypot(s.loc[peak], s.iloc[-1])
+        drop, paired = w.max() - w.iloc[-1], f"scores {a}" in curve
+        if paired:
+            d = [x - y for x, y in zip(curve.at[peak, f"scores {a}"], curve[f"scores {a}"].iloc[-1])
+                 if x is not None and y is not None]
+            se_drop = 100 * mean_se(d)[1]
+        else:
+            se_drop = math.hypot(s.loc[peak], s.iloc[-1])
         out[a] = {"peak_n": int(peak), "peak": float(w.max()), "last": float(w.iloc[-1]), "drop": float(drop),
-                  "significant_fall": bool(drop > 2 * se_drop)}
+                  "se_drop": float(se_drop), "paired": paired, "significant_fall": bool(drop > 2 * se_drop)}
     return out
+
+
+def _se_drop(v: dict) -> str:
+    return f"± {v['se_drop']:.1f}" + (", paired over the instructions" if v.get("paired") else "")
 
 
 def win_rate_sentence(curve: pd.DataFrame, verdicts: dict, n_max: int, n_prompts: int) -> str:
@@ -108,10 +125,11 @@ def win_rate_sentence(curve: pd.DataFrame, verdicts: dict, n_max: int, n_prompts
     return "**What to see.** " + " ".join(
         f"Under {a}, best-of-n's win-rate goes from {curve[f'win-rate {a}'].iloc[0]:.1f} % at n = 1 to a high of "
         f"{v['peak']:.1f} % at n = {v['peak_n']} and ends at {v['last']:.1f} % at n = {n_max}: "
-        + ("a fall larger than two standard errors — over-optimisation." if v["significant_fall"] else
-           ("below its peak, but by less than two standard errors (not told apart from noise at this many "
-            "instructions)." if v["drop"] > 0 else "as high at the largest n as anywhere: no sign of over-optimisation "
-            f"up to n = {n_max}."))
+        + (f"a fall of {v['drop']:.1f} points, larger than two standard errors of the fall ({_se_drop(v)}) — "
+           "over-optimisation." if v["significant_fall"] else
+           (f"{v['drop']:.1f} points below its peak, less than two standard errors of the fall ({_se_drop(v)}; not told "
+            "apart from noise at this many instructions)." if v["drop"] > 0 else
+            f"as high at the largest n as anywhere: no sign of over-optimisation up to n = {n_max}."))
         for a, v in verdicts.items()) + (
         f" With {n_prompts} instructions one standard error of a win-rate is about {curve[f'se {first}'].mean():.0f} "
         "points.")
