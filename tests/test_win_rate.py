@@ -105,3 +105,22 @@ def test_versus_baseline_counts_the_evaluation_noise_of_a_paired_difference():
     assert n["evaluation"] > 2 and n["training"] > 0  # unpaired draws: noise a seed-only test would not see
     assert (n["verdict"] == "within noise") == (abs(n["difference"]) <= 2 * n["noise"])
     assert "**same_plus_2** +2.0 points" in versus_sentence(t) and "better than SFT 10k" in versus_sentence(t)
+
+
+def test_versus_on_board_pairs_two_methods_on_their_instructions(monkeypatch):
+    from farmlib.evaluation import leaderboard
+
+    # each method's "outputs" are its per-instruction results against the reference: 1 won, 0 lost
+    won = {"sft10k": [1.0] * 100 + [0.0] * 300, "up": [1.0] * 112 + [0.0] * 288, "same": [1.0] * 100 + [0.0] * 300}
+
+    class Farm:
+        def evaluate(self, outs, annotator):
+            return None, [{"preference": 2.0 if x else 1.0} for x in outs]
+
+    monkeypatch.setattr(leaderboard, "outputs", lambda farm, name: won[name])
+    t = leaderboard.versus_on_board(Farm(), ["sft10k", "up", "same"])
+    assert list(t.index) == ["up", "same"]
+    assert t.loc["up", "difference"] == pytest.approx(3.0)  # 12 more of 400, nothing lost: se 0.85
+    assert t.loc["up", "se"] == pytest.approx(100 * math.sqrt(0.03 * 0.97 / 399))
+    assert t.loc["up", "verdict"] == "better"  # unpaired, 3 points is inside 2 × 3.2
+    assert t.loc["same", "difference"] == 0 and t.loc["same", "verdict"] == "within noise"

@@ -156,6 +156,26 @@ def versus_baseline(runs: pd.DataFrame, baseline: str = "sft10k", annotator: str
     return pd.DataFrame.from_dict(rows, orient="index")
 
 
+def versus_on_board(farm, names: list[str], baseline: str = "sft10k", annotator: str = "human") -> pd.DataFrame:
+    """Each method's win-rate minus ``baseline``'s (one training run each), with the paired standard error of that
+    difference over the instructions both were judged on, and ``verdict``: ``better`` or ``worse`` where the
+    difference is more than twice it, else ``within noise``."""
+    def scores(name: str) -> list[float | None]:
+        _, ann = farm.evaluate(outputs(farm, name), annotator)
+        return [preference_score(x.get("preference")) for x in ann]
+
+    base, rows = scores(baseline), {}
+    for name in names:
+        if name == baseline:
+            continue
+        d = [a - b for a, b in zip(scores(name), base) if a is not None and b is not None]
+        mean = sum(d) / len(d)
+        se = 100 * math.sqrt(sum((x - mean) ** 2 for x in d) / (len(d) - 1) / len(d))
+        rows[name] = {"difference": 100 * mean, "se": se,
+                      "verdict": ("better" if mean > 0 else "worse") if abs(100 * mean) > 2 * se else "within noise"}
+    return pd.DataFrame.from_dict(rows, orient="index")
+
+
 def versus_sentence(table: pd.DataFrame, baseline: str = "SFT 10k") -> str:
     """:func:`versus_baseline`'s table read aloud, one clause a method."""
     def clause(name: str, r) -> str:
