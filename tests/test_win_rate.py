@@ -9,6 +9,7 @@ import pytest
 
 from farmlib.cli import main
 from farmlib.data import DataFormatError
+from farmlib.evaluation.paired import paired_difference
 from farmlib.evaluation.win_rate import leaderboard_from_files, preference_score, win_rate
 
 
@@ -124,3 +125,12 @@ def test_versus_on_board_pairs_two_methods_on_their_instructions(monkeypatch):
     assert t.loc["up", "se"] == pytest.approx(100 * math.sqrt(0.03 * 0.97 / 399))
     assert t.loc["up", "verdict"] == "better"  # unpaired, 3 points is inside 2 × 3.2
     assert t.loc["same", "difference"] == 0 and t.loc["same", "verdict"] == "within noise"
+
+
+def test_paired_difference_leaves_out_what_both_share():
+    a, b = [1.0, 1.0, 0.0, 0.5, None], [1.0, 0.0, 0.0, 0.0, 1.0]  # the last instruction has no score for a
+    mean, se = paired_difference(a, b)
+    d = [0.0, 1.0, 0.0, 0.5]
+    assert mean == pytest.approx(100 * sum(d) / 4)
+    assert se == pytest.approx(100 * math.sqrt(sum((x - 0.375) ** 2 for x in d) / 3 / 4))
+    assert paired_difference([1.0] * 10, [1.0] * 10) == (0.0, 0.0)  # the same results: no noise at all

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from farmlib.evaluation.paired import paired_difference
 from farmlib.evaluation.win_rate import preference_score
 from farmlib.methods import BASELINES, CONFIGS, METHODS, outputs, policy
 from farmlib.progress import progress
@@ -145,9 +146,7 @@ def versus_baseline(runs: pd.DataFrame, baseline: str = "sft10k", annotator: str
     base = per_instruction(baseline)
     rows = {}
     for name in summary.index.drop(baseline):
-        d = [a - b for a, b in zip(per_instruction(name), base) if a is not None and b is not None]
-        mean = sum(d) / len(d)
-        evaluation = 100 * math.sqrt(sum((x - mean) ** 2 for x in d) / (len(d) - 1) / len(d))
+        evaluation = paired_difference(per_instruction(name), base)[1]
         m, b = summary.loc[name], summary.loc[baseline]
         training = math.sqrt(sum(r[f"seed_sd_{annotator}"] ** 2 / r["seeds"] for r in (m, b) if r["seeds"] > 1))
         diff, noise = m[f"mean_{annotator}"] - b[f"mean_{annotator}"], math.hypot(training, evaluation)
@@ -168,11 +167,9 @@ def versus_on_board(farm, names: list[str], baseline: str = "sft10k", annotator:
     for name in names:
         if name == baseline:
             continue
-        d = [a - b for a, b in zip(scores(name), base) if a is not None and b is not None]
-        mean = sum(d) / len(d)
-        se = 100 * math.sqrt(sum((x - mean) ** 2 for x in d) / (len(d) - 1) / len(d))
-        rows[name] = {"difference": 100 * mean, "se": se,
-                      "verdict": ("better" if mean > 0 else "worse") if abs(100 * mean) > 2 * se else "within noise"}
+        diff, se = paired_difference(scores(name), base)
+        rows[name] = {"difference": diff, "se": se,
+                      "verdict": ("better" if diff > 0 else "worse") if abs(diff) > 2 * se else "within noise"}
     return pd.DataFrame.from_dict(rows, orient="index")
 
 

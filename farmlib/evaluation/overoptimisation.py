@@ -11,6 +11,9 @@ import math
 
 import pandas as pd
 
+from farmlib.evaluation.paired import paired_difference
+from farmlib.evaluation.win_rate import preference_score
+
 
 def mean_se(xs) -> tuple[float, float]:
     """Mean and standard error of the mean."""
@@ -22,8 +25,6 @@ def mean_se(xs) -> tuple[float, float]:
 def _scored(farm, outs, reference, annotators, sur, true) -> dict:
     """A curve's row: rewards, length, and each annotator's win-rate, its standard error and each instruction's
     score (``scores <a>``: 1 won, 0.5 tie, 0 lost), which :func:`verdict` pairs across rows."""
-    from farmlib.evaluation.win_rate import preference_score
-
     row = {"surrogate reward": sur[0], "se surrogate": sur[1], "true reward R*": true[0], "se R*": true[1],
            "length": sum(len(o["output"]) for o in outs) / len(outs)}
     for a in annotators:
@@ -105,9 +106,7 @@ def verdict(curve: pd.DataFrame, annotators) -> dict:
         peak = w.idxmax()
         drop, paired = w.max() - w.iloc[-1], f"scores {a}" in curve
         if paired:
-            d = [x - y for x, y in zip(curve.at[peak, f"scores {a}"], curve[f"scores {a}"].iloc[-1])
-                 if x is not None and y is not None]
-            se_drop = 100 * mean_se(d)[1]
+            se_drop = paired_difference(curve.at[peak, f"scores {a}"], curve[f"scores {a}"].iloc[-1])[1]
         else:
             se_drop = math.hypot(s.loc[peak], s.iloc[-1])
         out[a] = {"peak_n": int(peak), "peak": float(w.max()), "last": float(w.iloc[-1]), "drop": float(drop),

@@ -1,0 +1,23 @@
+"""Two sets of outputs judged on the same instructions against the same reference: the noise of their difference.
+
+Each win-rate's standard error carries the luck of which instructions were drawn; a difference between two
+win-rates on the same instructions does not, so its standard error is that of the mean per-instruction difference.
+Used by the leaderboard (a method against SFT 10k) and by the over-optimisation curve (best-of-n's peak against
+its last n). Kept apart from :mod:`farmlib.evaluation.win_rate`, which artifacts' keys read: a helper for the
+chapters' sentences should not re-key the preference data.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+
+def paired_difference(a: Iterable, b: Iterable) -> tuple[float, float]:
+    """Mean and standard error, in points, of ``a[i] − b[i]`` over the instructions both scored (per-instruction
+    scores as :func:`farmlib.evaluation.win_rate.preference_score` gives them: 1 won, 0.5 tie, 0 lost, None
+    where missing)."""
+    d = [x - y for x, y in zip(a, b) if x is not None and y is not None]
+    mean = sum(d) / len(d)
+    var = sum((x - mean) ** 2 for x in d) / (len(d) - 1) if len(d) > 1 else 0.0
+    return 100 * mean, 100 * math.sqrt(var / len(d))
