@@ -105,3 +105,15 @@ def test_verdict_pairs_the_instructions_where_the_curve_keeps_their_scores():
     assert v["significant_fall"]
     assert "paired over the instructions" in O.win_rate_sentence(c, {"human": v}, 4, 200)
     assert not O.verdict(c.drop(columns="scores human"), ["human"])["human"]["significant_fall"]
+
+
+def test_reward_sentence_pairs_the_picks_where_the_curve_keeps_them():
+    # 100 picks whose R* varies widely across instructions (se 0.1 at each n), the same picks at n = 2 and n = 4
+    # except 10 that lose 0.5 each: a fall of 0.05 that only pairing tells from noise
+    c = _curve([40.0, 60.0, 45.0], true=(0.1, 0.3, 0.25))
+    c["se R*"] = 0.1
+    assert "less than two standard errors, 0.283)" in O.reward_sentence(c, 4, None, 0.64)
+    base = [(-1.0 if i % 2 else 1.0) + 0.3 for i in range(100)]
+    c["R* each"] = [[x - 0.2 for x in base], base, base[:90] + [x - 0.5 for x in base[90:]]]
+    se = O.mean_se([0.0] * 90 + [0.5] * 10)[1]
+    assert f"more than two standard errors of the paired fall, {2 * se:.3f})" in O.reward_sentence(c, 4, None, 0.64)

@@ -36,7 +36,8 @@ def _scored(farm, outs, reference, annotators, sur, true) -> dict:
 
 def best_of_n_curve(farm, draw: dict, ns: list[int], reference: list[dict], annotators) -> pd.DataFrame:
     """One row per n of ``ns``: the KL bound, the chosen candidates' surrogate reward
-    and R*, their length (characters) and their win-rate against ``reference`` under each annotator."""
+    and R*, their length (characters) and their win-rate against ``reference`` under each annotator; each pick's
+    R* (``R* each``, None on real data), which :func:`reward_sentence` pairs across rows."""
     from farmlib.methods.best_of_n import best_of, kl_bound, prefix_choices
     from farmlib.progress import progress
 
@@ -44,9 +45,10 @@ def best_of_n_curve(farm, draw: dict, ns: list[int], reference: list[dict], anno
     rows = []
     for n in progress(ns, desc="best-of-n"):
         sur = mean_se(draw["rewards"][i][k] for i, k in enumerate(choice[n]))
-        true = (mean_se(draw["true_rewards"][i][k] for i, k in enumerate(choice[n])) if farm.is_farmworld
-                else (float("nan"), float("nan")))  # no R* on real data
-        rows.append({"n": n, "KL bound": kl_bound(n), **_scored(farm, best_of(draw, n), reference, annotators, sur, true)})
+        each = [draw["true_rewards"][i][k] for i, k in enumerate(choice[n])] if farm.is_farmworld else None
+        true = mean_se(each) if each else (float("nan"), float("nan"))  # no R* on real data
+        rows.append({"n": n, "KL bound": kl_bound(n), **_scored(farm, best_of(draw, n), reference, annotators, sur, true),
+                     "R* each": each})
     return pd.DataFrame(rows).set_index("n")
 
 
@@ -80,16 +82,20 @@ def shown(table: pd.DataFrame, kl: str, annotators) -> pd.DataFrame:
 
 
 def reward_sentence(curve: pd.DataFrame, n_max: int, ppo: pd.DataFrame | None, kl_max: float) -> str:
-    """What the reward-against-KL figure shows: the surrogate climbs; does R* peak and fall?"""
+    """What the reward-against-KL figure shows: the surrogate climbs; does R* peak and fall? The fall's standard
+    error is paired over the instructions where the curve keeps each pick's R* (``R* each``)."""
     top_true = curve["true reward R*"].idxmax()
     fall = curve["true reward R*"].max() - curve["true reward R*"].iloc[-1]
-    se_fall = math.hypot(curve.loc[top_true, "se R*"], curve["se R*"].iloc[-1])
+    paired = "R* each" in curve and curve["R* each"].iloc[-1] is not None  # the same instructions at every n
+    se_fall = (mean_se([x - y for x, y in zip(curve.at[top_true, "R* each"], curve["R* each"].iloc[-1])])[1] if paired
+               else math.hypot(curve.loc[top_true, "se R*"], curve["se R*"].iloc[-1]))
     return (
         f"**What to see.** The surrogate reward of best-of-n climbs from {curve['surrogate reward'].iloc[0]:.2f} (n = 1) to "
         f"{curve['surrogate reward'].iloc[-1]:.2f} (n = {n_max}) — by construction it cannot fall. The true reward R* goes "
         f"from {curve['true reward R*'].iloc[0]:.3f} to {curve['true reward R*'].iloc[-1]:.3f}; its highest point is at "
         f"n = {top_true} ({curve['true reward R*'].max():.3f}), and n = {n_max} sits {fall:.3f} below it "
-        f"({'more' if fall > 2 * se_fall else 'less'} than two standard errors, {2 * se_fall:.3f})."
+        f"({'more' if fall > 2 * se_fall else 'less'} than two standard errors{' of the paired fall' if paired else ''}, "
+        f"{2 * se_fall:.3f})."
         + (f" PPO reaches a held-out KL of {ppo['KL (held-out)'].iloc[-1]:.1f} nats after {ppo.index[-1]} steps "
            f"(best-of-{n_max}'s bound is {kl_max:.1f}), with R* {ppo['true reward R*'].iloc[0]:.3f} → "
            f"{ppo['true reward R*'].iloc[-1]:.3f}." if ppo is not None else ""))
