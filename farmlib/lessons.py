@@ -19,6 +19,7 @@ from __future__ import annotations
 import inspect
 import math
 
+from farmlib.evaluation.paired import paired_difference
 from farmlib.paper import TABLE2
 
 #: What a method chapter cannot show on real data, and why (displayed through ``farm.real_data_note``).
@@ -87,28 +88,38 @@ def _length(outs: list[dict]) -> float:
 
 def summary(farm, outs: list[dict]) -> dict:
     """The numbers a chapter reads: ``{"win_rate": {annotator: %}, "standard_error": {annotator: %},
-    "avg_length": chars, "true_reward": mean R* or None}`` (R* only in FarmWorld)."""
-    wr = {a: farm.evaluate(outs, a)[0] for a in farm.evaluation_annotators()}
-    return {"win_rate": {a: w.win_rate for a, w in wr.items()},
-            "standard_error": {a: w.standard_error for a, w in wr.items()},
-            "avg_length": _length(outs),
-            "true_reward": sum(farm.true_rewards(outs)) / len(outs) if farm.is_farmworld else None}
+    "avg_length": chars, "true_reward": mean R* or None}`` (R* only in FarmWorld), and ``"scores"``: each
+    instruction's result under each annotator (1 won, 0.5 tie, 0 lost), which :func:`reading_text` pairs."""
+    from farmlib.evaluation.win_rate import preference_score
+
+    ev = {a: farm.evaluate(outs, a) for a in farm.evaluation_annotators()}
+    out = {"win_rate": {a: w.win_rate for a, (w, _) in ev.items()},
+           "standard_error": {a: w.standard_error for a, (w, _) in ev.items()},
+           "avg_length": _length(outs),
+           "true_reward": sum(farm.true_rewards(outs)) / len(outs) if farm.is_farmworld else None}
+    if all(ann is not None for _, ann in ev.values()):
+        out["scores"] = {a: [preference_score(x.get("preference")) for x in ann] for a, (_, ann) in ev.items()}
+    return out
 
 
 def reading_text(run: str, sft: dict, ours: dict) -> str:
     """Sentences comparing two :func:`summary` dicts (SFT 10k's, the method's): per annotator the win-rate
-    change and whether it is beyond two standard errors of the difference, the length change and (where both
-    have one) the change in mean true reward R*."""
+    change and whether it is beyond two standard errors of the difference (paired over the instructions where both
+    dicts carry each instruction's ``scores``), the length change and (where both have one) the change in mean
+    true reward R*."""
     said = []
     for a, w in ours["win_rate"].items():
         if a not in sft["win_rate"]:
             continue
         d = w - sft["win_rate"][a]
-        se = math.hypot(ours["standard_error"][a], sft["standard_error"][a])
+        paired = a in ours.get("scores", {}) and a in sft.get("scores", {})  # the same instructions, the same reference
+        se = (paired_difference(ours["scores"][a], sft["scores"][a])[1] if paired
+              else math.hypot(ours["standard_error"][a], sft["standard_error"][a]))
         judge = {"human": "the simulated people", "p_sim_eval": "the simulated judges (`p_sim_eval`)"}.get(a, f"`{a}`")
         clear = ("a clear gain" if d > 0 else "a clear loss") if abs(d) > 2 * se else "within noise"
         said.append(f"under {judge} {run} wins {w:.1f} % against SFT 10k's {sft['win_rate'][a]:.1f} % "
-                    f"({d:+.1f} points, {clear}: two standard errors of the difference are {2 * se:.1f})")
+                    f"({d:+.1f} points, {clear}: two standard errors of the difference"
+                    f"{', paired over the instructions,' if paired else ''} are {2 * se:.1f})")
     body = "; ".join(said)
     text = f"**Reading the table.** {body[:1].upper()}{body[1:]}." if said else "**Reading the table.**"
     ratio = ours["avg_length"] / max(sft["avg_length"], 1e-9)

@@ -101,6 +101,18 @@ def test_reading_says_gain_loss_or_noise_and_length():
     assert "-10.0 points, a clear loss" in worse and "shorter" in worse and "R*" not in worse
 
 
+def test_reading_pairs_the_instructions_where_both_summaries_carry_them():
+    # 400 instructions: the method wins the same 100 as SFT 10k and 12 more (+3 points). Unpaired, 3 points is
+    # inside two standard errors (2 × 3.2); paired, nothing else differs and the gain is clear.
+    sft_scores, our_scores = [1.0] * 100 + [0.0] * 300, [1.0] * 112 + [0.0] * 288
+    sft = {"win_rate": {"human": 25.0}, "standard_error": {"human": 2.2}, "avg_length": 100.0, "true_reward": None}
+    ours = {"win_rate": {"human": 28.0}, "standard_error": {"human": 2.2}, "avg_length": 100.0, "true_reward": None}
+    assert "+3.0 points, within noise: two standard errors of the difference are 6.2" in lessons.reading_text("x", sft, ours)
+    sft["scores"], ours["scores"] = {"human": sft_scores}, {"human": our_scores}
+    text = lessons.reading_text("x", sft, ours)
+    assert "+3.0 points, a clear gain: two standard errors of the difference, paired over the instructions, are 1.7" in text
+
+
 def test_evaluation_table_has_both_rows_and_the_paper(monkeypatch):
     farm = FakeFarm({"sft10k": {"p_sim_eval": 30.0, "human": 40.0}, "ppo": {"p_sim_eval": 35.0, "human": 45.0}})
     farm.is_farmworld = False  # no R* breakdown needed for the table's defect columns
