@@ -13,8 +13,9 @@ model refitted for one epoch on every pair labelled so far. After each round the
 instructions are judged by the people against the reference. Prints, per round: the people's win-rate, mean R*, the
 shares of repetitive and disfluent answers (FarmWorld only), and how often the reward model agreed with the round's
 new labels before its refit. ``--seed`` draws PPO's rollouts, the pairs' samples, their labels and the evaluation
-samples afresh (seed 0 is the run FINDINGS.md reports first). About 2.5 minutes a round on 2 cores (tiny). Not part of the book: an exploration of
-whether what the reward model misses is found by looking at what PPO found (FINDINGS.md, "Online RLHF").
+samples afresh (seed 0 is the run FINDINGS.md reports first). About 2.5 minutes a round on 2 cores (tiny). Not
+part of the book: an exploration of whether what the reward model misses is found by looking at what PPO found
+(FINDINGS.md, "Online RLHF").
 """
 
 from __future__ import annotations
@@ -85,10 +86,11 @@ def main() -> None:
                 row.update(mean_true_reward=sum(r) / len(r), **defect_rates(farm, outs))
             if k < args.rounds - 1:
                 recs = [pref[(k * args.pairs_per_round + i) % len(pref)] for i in range(args.pairs_per_round)]
+                seeds = (10 * k + j + 100 * args.seed for j in (1, 2, 3))
                 a, b, s = ([dict(r, output=o) for r, o in zip(recs, respond(m, tok, recs, temperature=1.0,
                                                                             max_new_tokens=prof.max_new_tokens,
-                                                                            batch_size=256, seed=10 * k + j + 100 * args.seed))]
-                           for j, m in ((1, policy), (2, policy), (3, sft_lm)))
+                                                                            batch_size=256, seed=sd))]
+                           for sd, m in zip(seeds, (policy, policy, sft_lm)))
                 at = len(bank) + 10**6 * args.seed
                 new = label(farm, args.labels, a, b, at) + label(farm, args.labels, a, s, at)
                 row["new_pairs"] = len(new)

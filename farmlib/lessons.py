@@ -19,7 +19,7 @@ from __future__ import annotations
 import inspect
 import math
 
-from farmlib.evaluation.paired import paired_difference
+from farmlib.evaluation.paired import instruction_scores, paired_difference
 from farmlib.paper import TABLE2
 
 #: What a method chapter cannot show on real data, and why (displayed through ``farm.real_data_note``).
@@ -90,15 +90,13 @@ def summary(farm, outs: list[dict]) -> dict:
     """The numbers a chapter reads: ``{"win_rate": {annotator: %}, "standard_error": {annotator: %},
     "avg_length": chars, "true_reward": mean R* or None}`` (R* only in FarmWorld), and ``"scores"``: each
     instruction's result under each annotator (1 won, 0.5 tie, 0 lost), which :func:`reading_text` pairs."""
-    from farmlib.evaluation.win_rate import preference_score
-
     ev = {a: farm.evaluate(outs, a) for a in farm.evaluation_annotators()}
     out = {"win_rate": {a: w.win_rate for a, (w, _) in ev.items()},
            "standard_error": {a: w.standard_error for a, (w, _) in ev.items()},
            "avg_length": _length(outs),
            "true_reward": sum(farm.true_rewards(outs)) / len(outs) if farm.is_farmworld else None}
     if all(ann is not None for _, ann in ev.values()):
-        out["scores"] = {a: [preference_score(x.get("preference")) for x in ann] for a, (_, ann) in ev.items()}
+        out["scores"] = {a: instruction_scores(ann) for a, (_, ann) in ev.items()}
     return out
 
 

@@ -15,8 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from farmlib.evaluation.paired import paired_difference
-from farmlib.evaluation.win_rate import preference_score
+from farmlib.evaluation.paired import instruction_scores, paired_difference
 from farmlib.methods import BASELINES, CONFIGS, METHODS, outputs, policy
 from farmlib.progress import progress
 
@@ -106,7 +105,7 @@ def seed_spread(farm, names: list[str], seeds: list[int],
             outs = outputs(farm, name, seed=seed)
             row = {"method": name, "seed": seed, "avg_length": sum(len(o["output"]) for o in outs) / len(outs)}
             for a, ann in win_rates(farm, outs, annotators, row).items():
-                row[f"scores_{a}"] = [preference_score(x.get("preference")) for x in ann]
+                row[f"scores_{a}"] = instruction_scores(ann)
             rows.append(row)
     return pd.DataFrame(rows)
 
@@ -161,7 +160,7 @@ def versus_on_board(farm, names: list[str], baseline: str = "sft10k", annotator:
     difference is more than twice it, else ``within noise``."""
     def scores(name: str) -> list[float | None]:
         _, ann = farm.evaluate(outputs(farm, name), annotator)
-        return [preference_score(x.get("preference")) for x in ann]
+        return instruction_scores(ann)
 
     base, rows = scores(baseline), {}
     for name in names:

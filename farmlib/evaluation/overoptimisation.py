@@ -11,8 +11,7 @@ import math
 
 import pandas as pd
 
-from farmlib.evaluation.paired import paired_difference
-from farmlib.evaluation.win_rate import preference_score
+from farmlib.evaluation.paired import instruction_scores, paired_difference
 
 
 def mean_se(xs) -> tuple[float, float]:
@@ -30,7 +29,7 @@ def _scored(farm, outs, reference, annotators, sur, true) -> dict:
     for a in annotators:
         wr, ann = farm.evaluate(outs, a, reference=reference)
         row[f"win-rate {a}"], row[f"se {a}"] = wr.win_rate, wr.standard_error
-        row[f"scores {a}"] = [preference_score(x.get("preference")) for x in ann]
+        row[f"scores {a}"] = instruction_scores(ann)
     return row
 
 

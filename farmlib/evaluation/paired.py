@@ -13,6 +13,14 @@ import math
 from collections.abc import Iterable
 
 
+def instruction_scores(annotations: list[dict]) -> list[float | None]:
+    """Each annotated pair's result for ``output_2`` (1 won, 0.5 tie, 0 lost, None unparsed), in the
+    annotations' order: what :func:`paired_difference` pairs."""
+    from farmlib.evaluation.win_rate import preference_score
+
+    return [preference_score(x.get("preference")) for x in annotations]
+
+
 def paired_difference(a: Iterable, b: Iterable) -> tuple[float, float]:
     """Mean and standard error, in points, of ``a[i] − b[i]`` over the instructions both scored (per-instruction
     scores as :func:`farmlib.evaluation.win_rate.preference_score` gives them: 1 won, 0.5 tie, 0 lost, None
