@@ -101,6 +101,28 @@ def test_ceiling_sentence_reads_the_numbers_it_is_given():
     assert "itself (40 steps of 64 rollouts) reaches" in flat and "not even the true reward moves the policy" in flat
 
 
+def test_ceiling_sentences_pair_the_instructions_where_they_carry_their_scores():
+    from farmlib.evaluation.ceilings import ceiling_sentence, dpo_ceiling_sentence, teacher_sentence
+
+    # 100 instructions: the method wins the same 30 as SFT 10k and 5 more; +5 points is noise for two standard
+    # errors of 4.6 combined (2 · 6.5) but clear paired (2 · 2.2)
+    sft = [1.0] * 30 + [0.0] * 70
+    ours = [1.0] * 35 + [0.0] * 65
+    oracle = [{"n": 1, "win_rate": 24.5}, {"n": 16, "win_rate": 48.5}]
+    ppo = {"win_rate": 35.0, "se": 4.8}
+    assert "not even the true reward" in ceiling_sentence(oracle, ppo, 30.0, 4.6)
+    assert "well above SFT 10k" in ceiling_sentence(oracle, {**ppo, "scores": ours}, 30.0, 4.6, sft)
+    row = {"win_rate": 35.0, "se": 4.8, "pairs": 987, "disfluent": 0.0}
+    run, base = {"win_rate": 30.0, "se": 4.6, "pairs": 987}, {"win_rate": 30.0, "se": 4.6}
+    assert "not even perfect labels" in dpo_ceiling_sentence([row], run, base)
+    assert "+5.0 points past SFT 10k" in dpo_ceiling_sentence([{**row, "scores": ours}], run, {**base, "scores": sft})
+    names = ("b1", "prior", "rm", "judges", "oracle")
+    wins, se = dict(zip(names, (30.0, 30.0, 30.0, 35.0, 45.0))), dict.fromkeys(names, 4.6)
+    assert "labels, not the reward model, are the weakest link" in teacher_sentence(wins, se, *names)
+    scores = {"b1": sft, "prior": sft, "rm": sft, "judges": ours, "oracle": ours}
+    assert "weakest link is the reward model's learning" in teacher_sentence(wins, se, *names, scores=scores)
+
+
 def test_dpo_ceiling_trains_on_r_star_labels(micro_farm):
     from farmlib.evaluation.ceilings import dpo_ceiling
 

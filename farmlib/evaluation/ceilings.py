@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
+from farmlib.evaluation.paired import instruction_scores, paired_difference
 from farmlib.methods.best_of_n import BestOfNCurveConfig, draw, kl_bound, powers_of_two, prefix_choices
 from farmlib.world import REWARD_WEIGHTS
 from farmlib.world.true_reward import DEFECTS
@@ -60,7 +61,8 @@ def oracle_best_of_n(farm, n_max: int = 256, n_prompts: int = 200, annotator: st
 
 def ppo_ceiling(farm, annotator: str = "human", accuracy: float | None = None, **overrides) -> dict:
     """PPO with R* as its reward (the profile's PPO config, then ``overrides``): its win-rate under
-    ``annotator`` against the reference on the whole evaluation set, and the artifact. With ``accuracy``, the reward
+    ``annotator`` against the reference on the whole evaluation set (and each instruction's result, ``scores``),
+    and the artifact. With ``accuracy``, the reward
     is R* plus an error fixed per answer, sized so that it ranks that share of chapter 5's held-out pairs as R*
     does (:func:`~farmlib.methods.reward_model.sigma_for_accuracy`): what a reward model that accurate could give
     PPO if its errors were random rather than systematic."""
@@ -72,9 +74,10 @@ def ppo_ceiling(farm, annotator: str = "human", accuracy: float | None = None, *
     cfg = replace(farm.method_config("ppo", overrides), reward="true_reward", reward_noise=noise)
     path = ppo.train(farm, None, cfg)
     outs = farm.samples(path, "eval", generator="ppo_true_reward")
-    wr = farm.evaluate(outs, annotator)[0]
+    wr, ann = farm.evaluate(outs, annotator)
     defects = defect_rates(farm, outs)
-    return {"path": path, "win_rate": wr.win_rate, "se": wr.standard_error, "steps": cfg.steps,
+    return {"path": path, "win_rate": wr.win_rate, "se": wr.standard_error, "scores": instruction_scores(ann),
+            "steps": cfg.steps,
             "rollout_batch": cfg.rollout_batch, "true_reward": sum(farm.true_rewards(outs)) / len(outs),
             "accuracy": 1.0 if accuracy is None else accuracy, "reward_noise": noise,
             "repetitive": defects["repetition_rate"], "disfluent": defects["disfluency_rate"], "outputs": outs}
@@ -83,8 +86,9 @@ def ppo_ceiling(farm, annotator: str = "human", accuracy: float | None = None, *
 def dpo_ceiling(farm, sizes: tuple[int, ...] = (1000, 8000), annotator: str = "human", **overrides) -> list[dict]:
     """DPO (the profile's config, then ``overrides``) on R*'s own labels of the first n of chapter 5's curve pairs
     (:func:`~farmlib.methods.reward_model.curve_pairs`, ties dropped), for each n in ``sizes`` (at most what the
-    splits hold): win-rate under ``annotator`` against the reference on the whole evaluation set, the shares of
-    disfluent and repetitive answers (the people's defects) and the mean R*."""
+    splits hold): win-rate under ``annotator`` against the reference on the whole evaluation set (and each
+    instruction's result, ``scores``), the shares of disfluent and repetitive answers (the people's defects) and the
+    mean R*."""
     from farmlib.evaluation.leaderboard import defect_rates
     from farmlib.methods import dpo
     from farmlib.methods.reward_model import curve_pairs
@@ -99,9 +103,9 @@ def dpo_ceiling(farm, sizes: tuple[int, ...] = (1000, 8000), annotator: str = "h
         data = [r for r in labelled[:n] if r["preference"] in (1, 2)]
         path = dpo.train(farm, cfg, prefs=data)
         outs = farm.samples(path, "eval", generator=f"dpo_true_reward_{n}")
-        wr = farm.evaluate(outs, annotator)[0]
+        wr, ann = farm.evaluate(outs, annotator)
         defects = defect_rates(farm, outs)
-        rows.append({"pairs": len(data), "win_rate": wr.win_rate, "se": wr.standard_error,
+        rows.append({"pairs": len(data), "win_rate": wr.win_rate, "se": wr.standard_error, "scores": instruction_scores(ann),
                      "disfluent": defects["disfluency_rate"], "repetitive": defects["repetition_rate"],
                      "true_reward": sum(farm.true_rewards(outs)) / len(outs)})
     return rows
@@ -109,16 +113,17 @@ def dpo_ceiling(farm, sizes: tuple[int, ...] = (1000, 8000), annotator: str = "h
 
 def dpo_ceiling_sentence(rows: list[dict], run: dict, sft: dict) -> str:
     """What :func:`dpo_ceiling`'s rows say beside the chapter's run and SFT 10k (each a dict with ``win_rate``,
-    ``se`` and ``pairs`` for the run), in two sentences."""
+    ``se`` and ``pairs`` for the run), in two sentences. Where SFT 10k's dict and the rows carry per-instruction
+    ``scores``, the gain is judged against the standard error of the difference paired over the instructions."""
     best = max(rows, key=lambda r: r["win_rate"])
     gain = best["win_rate"] - sft["win_rate"]
-    margin = 2 * math.hypot(best["se"], sft["se"])
+    margin = 2 * _difference_se(best, sft["se"], sft.get("scores"))
     points = ", ".join(f"{r['win_rate']:.1f} ± {r['se']:.1f} % with {r['pairs']:,} pairs "
                        f"({r['disfluent']:.0%} disfluent)" for r in rows)
     verdict = (f"perfect labels move the policy {gain:+.1f} points past SFT 10k, so the gap to the chapter's run is "
                "what its labels lose" if gain > margin else
                f"not even perfect labels move the policy past SFT 10k ({gain:+.1f} points, within twice the standard "
-               "error): what holds DPO back here is not the labels' noise" if gain >= -margin else
+               "error of the difference): what holds DPO back here is not the labels' noise" if gain >= -margin else
                f"even perfect labels leave the policy {-gain:.1f} points below SFT 10k: DPO's updates, not the "
                "labels, are what hurts here")
     return (f"Trained on R*'s own labels, DPO reaches {points}, against SFT 10k's {sft['win_rate']:.1f} ± "
@@ -126,17 +131,20 @@ def dpo_ceiling_sentence(rows: list[dict], run: dict, sft: dict) -> str:
             f"{run['win_rate']:.1f} ± {run['se']:.1f} %: {verdict}.")
 
 
-def ceiling_sentence(oracle: list[dict], ppo: dict, sft_people: float, sft_se: float) -> str:
+def ceiling_sentence(oracle: list[dict], ppo: dict, sft_people: float, sft_se: float,
+                     sft_scores: list | None = None) -> str:
     """What the ceilings say, in two sentences computed from :func:`oracle_best_of_n`'s rows, :func:`ppo_ceiling`'s
-    result and SFT 10k's win-rate (and standard error) under the people."""
+    result and SFT 10k's win-rate (and standard error) under the people. With SFT 10k's per-instruction results
+    (``sft_scores``) and PPO's (``ppo["scores"]``), PPO's gain is judged against the standard error of the difference
+    paired over the instructions; without them, against the two standard errors combined (which overstates it)."""
     first, last = oracle[0], oracle[-1]
     best = max(oracle, key=lambda r: r["win_rate"])
     held = best["win_rate"] - first["win_rate"]
     moved = ppo["win_rate"] - sft_people
-    margin = 2 * math.hypot(ppo["se"], sft_se)
+    margin = 2 * _difference_se(ppo, sft_se, sft_scores)
     budget = f" ({ppo['steps']} steps of {ppo['rollout_batch']} rollouts)" if "steps" in ppo else ""
     verdict = ("well above SFT 10k: the true reward can move this policy" if moved > margin else
-               "within twice the standard error of SFT 10k: at this budget not even the true reward moves the policy "
+               "within twice the standard error of the difference from SFT 10k: at this budget not even the true reward moves the policy "
                "(`benchmarks/ceilings.py --ppo` trains it with more rollouts)"
                if abs(moved) <= margin else "below SFT 10k")
     return (f"Picked by R* itself, the best of n SFT samples goes from {first['win_rate']:.1f} % at n = 1 to "
@@ -144,6 +152,14 @@ def ceiling_sentence(oracle: list[dict], ppo: dict, sft_people: float, sft_se: f
             f"{best['n']}): the policy's own samples hold {held:+.1f} points for a selector that knows what people "
             f"want. PPO trained against R* itself{budget} reaches {ppo['win_rate']:.1f} ± {ppo['se']:.1f} % against SFT 10k's "
             f"{sft_people:.1f} ± {sft_se:.1f} % ({moved:+.1f} points), {verdict}.")
+
+
+def _difference_se(row: dict, base_se: float, base_scores: list | None) -> float:
+    """The standard error of ``row``'s win-rate minus a baseline's: paired over the instructions where both carry
+    per-instruction results (``row["scores"]`` and ``base_scores``), else the two standard errors combined."""
+    if base_scores is not None and row.get("scores") is not None:
+        return paired_difference(row["scores"], base_scores)[1]
+    return math.hypot(row["se"], base_se)
 
 
 def ppo_accuracy_sentence(rows: list[dict], sft_people: float, target_gain: float) -> str:
@@ -228,14 +244,17 @@ def untrained_picks(farm, candidates: list[list[dict]], cfg=None) -> list[dict]:
 
 
 def teacher_sentence(win_rates: dict[str, float], se: dict[str, float], base: str, prior: str, picked: str,
-                     teacher: str, oracle: str) -> str:
+                     teacher: str, oracle: str, scores: dict[str, list] | None = None) -> str:
     """Which link loses the headroom, from the people's win-rates (``win_rates``, standard errors ``se``) of five
     selections of the same candidates: ``base`` (best-of-1), ``prior`` (the reward model before training,
     :func:`untrained_picks`), ``picked`` (the trained reward model's), ``teacher`` (:func:`teacher_picks`) and
-    ``oracle`` (R*'s). A gap counts only beyond twice its standard error (the two selections' errors added in
-    quadrature, a conservative bound for picks of the same candidates)."""
+    ``oracle`` (R*'s). A gap counts only beyond twice its standard error: paired over the instructions where
+    ``scores`` holds each selection's per-instruction results, else the two selections' errors added in quadrature
+    (a conservative bound for picks of the same candidates)."""
     def clear(a: str, b: str) -> bool:
-        return win_rates[a] - win_rates[b] > 2 * math.hypot(se[a], se[b])
+        noise = (paired_difference(scores[a], scores[b])[1] if scores and a in scores and b in scores
+                 else math.hypot(se[a], se[b]))
+        return win_rates[a] - win_rates[b] > 2 * noise
 
     b, q, p, t, o = (win_rates[k] for k in (base, prior, picked, teacher, oracle))
     out = (f"Under the people, {oracle} wins {o:.1f} %, {teacher} {t:.1f} %, {picked} {p:.1f} %, {prior} {q:.1f} % "
