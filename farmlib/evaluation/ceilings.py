@@ -62,9 +62,8 @@ def oracle_best_of_n(farm, n_max: int = 256, n_prompts: int = 200, annotator: st
 def ppo_ceiling(farm, annotator: str = "human", accuracy: float | None = None, **overrides) -> dict:
     """PPO with R* as its reward (the profile's PPO config, then ``overrides``): its win-rate under
     ``annotator`` against the reference on the whole evaluation set (and each instruction's result, ``scores``),
-    and the artifact. With ``accuracy``, the reward
-    is R* plus an error fixed per answer, sized so that it ranks that share of chapter 5's held-out pairs as R*
-    does (:func:`~farmlib.methods.reward_model.sigma_for_accuracy`): what a reward model that accurate could give
+    and the artifact. With ``accuracy``, the reward is R* plus an error fixed per answer, sized so that it ranks
+    that share of chapter 5's held-out pairs as R* does (:func:`~farmlib.methods.reward_model.sigma_for_accuracy`): what a reward model that accurate could give
     PPO if its errors were random rather than systematic."""
     from farmlib.evaluation.leaderboard import defect_rates
     from farmlib.methods import ppo
@@ -77,8 +76,7 @@ def ppo_ceiling(farm, annotator: str = "human", accuracy: float | None = None, *
     wr, ann = farm.evaluate(outs, annotator)
     defects = defect_rates(farm, outs)
     return {"path": path, "win_rate": wr.win_rate, "se": wr.standard_error, "scores": instruction_scores(ann),
-            "steps": cfg.steps,
-            "rollout_batch": cfg.rollout_batch, "true_reward": sum(farm.true_rewards(outs)) / len(outs),
+            "steps": cfg.steps, "rollout_batch": cfg.rollout_batch, "true_reward": sum(farm.true_rewards(outs)) / len(outs),
             "accuracy": 1.0 if accuracy is None else accuracy, "reward_noise": noise,
             "repetitive": defects["repetition_rate"], "disfluent": defects["disfluency_rate"], "outputs": outs}
 
