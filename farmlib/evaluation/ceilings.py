@@ -199,7 +199,7 @@ def oracle_picks(world, candidates: list[list[dict]], n: int | None = None) -> l
     return [candidates[k][i] for i, k in enumerate(prefix_choices(true, [n])[n])]
 
 
-def _best(candidates: list[list[dict]], flat_scores: list[float]) -> list[dict]:
+def best_picks(candidates: list[list[dict]], flat_scores: list[float]) -> list[dict]:
     """Each prompt's best candidate by ``flat_scores`` (candidate k of prompt i at ``k * n_prompts + i``, the order
     of ``[c for row in candidates for c in row]``); ties go to the earlier sample."""
     n, k_max = len(candidates[0]), len(candidates)
@@ -225,7 +225,7 @@ def teacher_picks(farm, candidates: list[list[dict]]) -> list[dict]:
     """The simulated annotators' own favourite of each prompt's candidates (``candidates[k][i]``, as
     :func:`oracle_picks`) by :func:`teacher_scores`: what a reward model that learned ``p_sim_ann``'s labels
     perfectly would pick."""
-    return _best(candidates, teacher_scores(farm, [c for row in candidates for c in row]))
+    return best_picks(candidates, teacher_scores(farm, [c for row in candidates for c in row]))
 
 
 def untrained_picks(farm, candidates: list[list[dict]], cfg=None) -> list[dict]:
@@ -238,7 +238,7 @@ def untrained_picks(farm, candidates: list[list[dict]], cfg=None) -> list[dict]:
     tok = farm.tokenizer()
     model = new_reward_model(farm.sft_model(), tok, farm.profile.device, cfg.seed, cfg.reads).eval()
     flat = [c for row in candidates for c in row]
-    return _best(candidates, rewards(model, tok, flat, max_length=farm.profile.model.max_length).tolist())
+    return best_picks(candidates, rewards(model, tok, flat, max_length=farm.profile.model.max_length).tolist())
 
 
 def teacher_sentence(win_rates: dict[str, float], se: dict[str, float], base: str, prior: str, picked: str,

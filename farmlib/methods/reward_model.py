@@ -357,14 +357,15 @@ def with_lora_head(model, r: int, seed: int = 0):
     return wrapped.base_model.model, wrapped
 
 
-def train(farm, cfg: RewardModelConfig | None = None) -> str:
+def train(farm, cfg: RewardModelConfig | None = None, sft: str | None = None) -> str:
     """Fit the reward model on ``cfg.annotator``'s preference pairs; an artifact with ``metrics.json``
-    (held-out accuracy against the annotator's labels and against R*)."""
+    (held-out accuracy against the annotator's labels and against R*). ``sft``: the model it starts from (default
+    the book's SFT 10k, whose samples the pairs are; another, an ensemble's member, learns from the same pairs)."""
     cfg = cfg or farm.method_config("reward_model")
     from farmlib.annotators.validation import sft_pairs
 
     tr = flip_labels(farm.preference_data(cfg.annotator), cfg.flip_rate, cfg.seed)
-    sft, tok, max_len = farm.sft_model(), farm.tokenizer(), farm.profile.model.max_length
+    sft, tok, max_len = sft or farm.sft_model(), farm.tokenizer(), farm.profile.model.max_length
     held = sft_pairs(farm, split="val")  # pairs of SFT samples on instructions never trained on
     lora = farm.profile.model.lora_r
 
