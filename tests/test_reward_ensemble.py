@@ -52,3 +52,8 @@ def test_sentence_says_whose_gain_it_is():
     assert text.endswith("readers', not its labels'.")
     rows[-1] = _row("ensemble before any label: mean", 4.0, book)
     assert E.sentence(rows).endswith("its labels move its picks.")
+
+
+def test_shown_table_gives_each_number_its_error():
+    t = E.shown([_row("ensemble: mean", 6.25, [1.0])])
+    assert t.loc["ensemble: mean"].tolist() == ["36.2 ± 2.0", "+6.2 ± 1.5", "0.30"]

@@ -143,3 +143,12 @@ def sentence(rows: list[dict]) -> str:
             f"best-of-n by {hi - lo:.1f} points. Against the book's reward model the ensemble moves by "
             f"{versus(ens, book)[0]}, against its best member by {versus(ens, best)[0]}; against the same members before any label, by {labels}: "
             + ("its labels move its picks." if labels_move else "what the ensemble adds is its readers', not its labels'."))
+
+
+def shown(rows: list[dict]):
+    """The table as the chapter shows it: one row per selector, each number with its standard error."""
+    import pandas as pd
+
+    return pd.DataFrame([{"selector of the best": r["selector"], "people": f"{r['win-rate']:.1f} ± {r['se']:.1f}",
+                          "vs SFT 10k (paired)": f"{r['vs SFT 10k']:+.1f} ± {r['paired se']:.1f}",
+                          "mean R*": f"{r['mean R*']:.2f}"} for r in rows]).set_index("selector of the best")
