@@ -21,8 +21,12 @@ def test_members_start_from_their_own_base_and_learn_the_books_pairs(micro_farm)
     from farmlib.methods import reward_model_path
     from farmlib.methods.best_of_n import BestOfNConfig, candidates
 
+    other = micro_farm.models.with_base_seed(1)
+    assert micro_farm.models.with_base_seed(0) is micro_farm
+    assert other.root == micro_farm.root and other.profile.pretrain.seed == 1, "another base, the same runs folder"
     sfts = E.member_sfts(micro_farm, [0, 1, 0])
     assert list(sfts) == [0, 1] and sfts[0] == micro_farm.sft_model() and sfts[1] != sfts[0]
+    assert sfts[1].startswith(str(micro_farm.root))
     paths = E.members(micro_farm, [0, 1])
     assert paths[0] == reward_model_path(micro_farm), "the book's own base gives the book's reward model"
     cands = candidates(micro_farm, BestOfNConfig(n_max=2, n_prompts=6))

@@ -118,7 +118,6 @@ def seed_table(farm, crowd, pairs: list[dict], humans: list[list[int]], ci: dict
     """The people's P(longer) and P(list) on the pairs of SFT 10k retrained with each SFT seed (on the book's base
     model) and on each other base model (with the book's SFT seed). The book's own model reuses ``pairs``,
     ``humans`` and ``ci``. Returns the table (indexed by base seed, SFT seed) and each model's intervals."""
-    from farmlib import Farm
     from farmlib.methods import policy
 
     base0, sft0 = farm.profile.pretrain.seed, farm.profile.sft.seed
@@ -128,8 +127,8 @@ def seed_table(farm, crowd, pairs: list[dict], humans: list[list[int]], ci: dict
     for b, s in runs:
         if (b, s) == (base0, sft0):
             ps, hs, c = pairs, humans, ci
-        else:  # another base model is another Farm's: the same world, splits and runs folder, another pretraining seed
-            other = farm if b == base0 else Farm(farm.profile, pretrain=replace(farm.profile.pretrain, seed=b))
+        else:
+            other = farm.models.with_base_seed(b)
             ps = sft_pairs(other, split="val", temperature=1.0, model=policy(other, "sft10k", seed=s)[0])
             hs = crowd_labels(crowd, ps, n=draws)
             c = crowd_intervals(ps, hs)

@@ -15,7 +15,6 @@ separate what the ensemble's labels add from what its readers add.
 from __future__ import annotations
 
 import statistics
-from dataclasses import replace
 from pathlib import Path
 
 from farmlib.artifacts import read_json, write_json
@@ -24,7 +23,7 @@ from farmlib.provenance import data_digest
 
 #: How the members' standardised scores combine, by name.
 AGGREGATES = {
-    "mean": lambda z: statistics.fmean(z),
+    "mean": statistics.fmean,
     "worst case": min,
     "mean − std": lambda z: statistics.fmean(z) - statistics.pstdev(z),
 }
@@ -46,14 +45,9 @@ def aggregate(member_scores: list[list[float]], how: str = "mean") -> list[float
 
 
 def member_sfts(farm, base_seeds) -> dict[int, str]:
-    """SFT 10k (the book's SFT seed) on the base model of each pretraining seed in ``base_seeds``; the book's own
-    base seed gives the book's SFT 10k. Another base model is another Farm's: same world, splits and runs folder."""
-    from farmlib import Farm
-
-    base0 = farm.profile.pretrain.seed
-    return {b: farm.sft_model() if b == base0 else
-            Farm(farm.profile, root=farm.root, pretrain=replace(farm.profile.pretrain, seed=b)).sft_model()
-            for b in dict.fromkeys(base_seeds)}
+    """SFT 10k (the book's SFT seed) on the base model of each pretraining seed in ``base_seeds``
+    (``farm.models.with_base_seed``); the book's own base seed gives the book's SFT 10k."""
+    return {b: farm.models.with_base_seed(b).sft_model() for b in dict.fromkeys(base_seeds)}
 
 
 def members(farm, base_seeds, cfg=None) -> dict[int, str]:

@@ -45,6 +45,14 @@ class ModelRoom:
 
         return str(farm.store.get_or_build("base", cfg, build))
 
+    def with_base_seed(self, seed: int):
+        """The farm with its base model pretrained from ``seed``: the same world, splits and runs folder, so only
+        the base model and what is built from it differ (the farm itself for the profile's own seed)."""
+        farm = self.farm
+        if seed == farm.profile.pretrain.seed:
+            return farm
+        return type(farm)(farm.profile, root=farm.root, pretrain=dataclasses.replace(farm.profile.pretrain, seed=seed))
+
     def converted_base(self) -> str:
         """A ``gguf:`` base model (:data:`farmlib.lm.model.GGUF`) saved once as an ordinary float32 model folder with
         its tokenizer: dequantising the file takes about a minute on 2 cores (its tokenizer half a minute more), and
