@@ -198,6 +198,27 @@ def chapter_key(src: Path, parameters: dict, library: str, runs: Path) -> str:
     return _sha256(json.dumps(inputs, sort_keys=True, default=str).encode())
 
 
+def reads_metrics(src: Path) -> bool:
+    """Whether the chapter reads the metrics the other chapters write (``"reads_metrics": true`` in its notebook's
+    metadata): it runs after every other chapter, and its key holds those metrics (:func:`summary_key`)."""
+    return bool(json.loads(src.read_text()).get("metadata", {}).get("reads_metrics"))
+
+
+def summary_key(key: str, metrics: Path, own: list[str]) -> str:
+    """A metrics-reading chapter's key: its :func:`chapter_key` and every metrics file in ``metrics`` but its
+    ``own`` and the build's timings, so that it runs again when another chapter's numbers change."""
+    files = sorted(p for p in metrics.glob("*.json") if p.name not in {"build_times.json", *own})
+    return _sha256(json.dumps([key, {p.name: _sha256(p.read_bytes()) for p in files}]).encode())
+
+
+def _recorded_metrics(dst: Path) -> list[str]:
+    """The metrics files an executed chapter recorded writing (none when it never ran to the end)."""
+    try:
+        return sorted(json.loads(dst.read_text())["metadata"]["farm"]["metrics"])
+    except (OSError, ValueError, KeyError):
+        return []
+
+
 def note_metrics_written(path: Path) -> None:
     """Tell the build executing this chapter (if any) that the chapter wrote the metrics file ``path``."""
     log = os.environ.get(METRICS_LOG_ENV)
@@ -423,6 +444,8 @@ def _execute_side_by_side(pending: list[tuple[int, Path]], jobs: int, params: di
     try:
         while (queue and not failures) or running:
             while queue and computing() < jobs and len(running) < max_running and not failures:
+                if running and reads_metrics(queue[0][1]):  # it reads what the running chapters write
+                    break
                 i, nb = queue.pop(0)
                 folder = Path(tempfile.mkdtemp(prefix="farm-chapter-"))
                 env = {**os.environ, PROGRESS_ENV: str(folder / "progress.txt"),
@@ -442,8 +465,9 @@ def _execute_side_by_side(pending: list[tuple[int, Path]], jobs: int, params: di
                 status.finish(i)
                 if proc.returncode == 0:
                     seconds[nb.stem] = time.time() - t0
-                    _record(executed / nb.name, keys[nb], metrics, _written(folder / "metrics.log"),
-                            seconds[nb.stem])
+                    written = _written(folder / "metrics.log")
+                    _record(executed / nb.name, summary_key(keys[nb], metrics, written) if reads_metrics(nb)
+                            else keys[nb], metrics, written, seconds[nb.stem])
                     status.done(f"[{i}/{status.n}] {nb.stem}: {seconds[nb.stem]:.1f} s")
                 else:
                     error = folder / "error.txt"
@@ -490,7 +514,12 @@ def build_book(profile: str = "tiny", root: str | Path = ".", html: bool = True,
         check_parameters(nb, params)
     library = library_digest()
     keys = {nb: chapter_key(nb, params, library, runs) for nb in todo}
-    reuse = {nb: not force and reusable(executed / nb.name, keys[nb], metrics) for nb in todo}
+    summaries = [nb for nb in todo if reads_metrics(nb)]
+    reuse = {nb: not force and reusable(executed / nb.name, keys[nb], metrics) for nb in todo if nb not in summaries}
+    for nb in summaries:  # reused only when every other chapter is, and their metrics are those it read
+        reuse[nb] = (not force and all(reuse.values()) and
+                     reusable(executed / nb.name, summary_key(keys[nb], metrics, _recorded_metrics(executed / nb.name)),
+                              metrics))
     last = metrics / "build_times.json"  # seconds of each chapter's last execution: the next estimate
     prev = read_json(last) if last.exists() else {}
     estimate = None
@@ -518,7 +547,9 @@ def build_book(profile: str = "tiny", root: str | Path = ".", html: bool = True,
                                                                               on_cell=status.on_cell)
                     finally:
                         os.environ.pop(METRICS_LOG_ENV, None)
-                    _record(dst, keys[nb], metrics, _written(log), times[nb.stem])
+                    written = _written(log)
+                    _record(dst, summary_key(keys[nb], metrics, written) if nb in summaries else keys[nb], metrics,
+                            written, times[nb.stem])
                 status.done(f"[{i}/{len(todo)}] {nb.stem}: {times[nb.stem]:.1f} s")
             else:
                 pending.append((i, nb))

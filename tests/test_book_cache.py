@@ -20,11 +20,12 @@ with open(runs / "executions.log", "a") as f:
 note_metrics_written(runs / profile / "metrics" / "{name}.json")  # as Farm.write_metrics does"""
 
 
-def write_chapter(root, name: str, n: int = 1, extra: str = "") -> None:
+def write_chapter(root, name: str, n: int = 1, extra: str = "", reads_metrics: bool = False) -> None:
     cells = [(f'profile = "tiny"\nn = {n}', ["parameters"]), (CODE.format(name=name) + extra, [])]
     nb = {"cells": [{"cell_type": "code", "id": f"c{i}", "metadata": {"tags": tags}, "source": src, "outputs": [],
                      "execution_count": None} for i, (src, tags) in enumerate(cells)],
-          "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
+          "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
+                       **({"reads_metrics": True} if reads_metrics else {})},
           "nbformat": 4, "nbformat_minor": 5}
     (root / "notebooks" / f"{name}.ipynb").write_text(json.dumps(nb))
 
@@ -170,3 +171,21 @@ def test_a_chapter_takes_up_the_threads_it_is_handed(tmp_path, monkeypatch):
             assert torch.get_num_threads() == n
     finally:
         torch.set_num_threads(before)
+
+
+def test_a_chapter_reading_the_metrics_runs_last_and_again_when_they_change(toy):
+    """A chapter that reads the other chapters' metrics (chapter 20's claims) starts only once every other chapter
+    has finished, also side by side, is reused while their metrics are unchanged, and runs again when one changes."""
+    read = "\nseen = sorted(p.name for p in (runs / profile / 'metrics').glob('0*.json'))\n" \
+           "open(runs / 'executions.log', 'a').write(' '.join(seen) + '\\n')"
+    done = "\nimport time; time.sleep(8)\nopen(runs / 'executions.log', 'a').write('01_a-done\\n')"
+    write_chapter(toy.root, "01_a", extra=done)
+    write_chapter(toy.root, "09_summary", extra=read, reads_metrics=True)
+    log = toy.build(jobs=2)
+    assert sorted(log[:3]) == ["01_a", "01_a-done", "02_b"], log  # 02_b finished long before 01_a: no matter
+    assert log[3:] == ["09_summary", "01_a.json", "02_b.json", "09_summary.json"], log
+    assert toy.build(jobs=2) == [] and toy.build(jobs=1) == []
+    write_chapter(toy.root, "02_b", n=2)  # another chapter's numbers change: the summary reads them again
+    assert toy.build(jobs=2)[:2] == ["02_b", "09_summary"]
+    (toy.runs / "micro" / "metrics" / "01_a.json").write_text("written by another run")
+    assert toy.build(jobs=1)[:3] == ["01_a", "01_a-done", "09_summary"]

@@ -47,7 +47,7 @@ METRICS = {
     "12_quark": ("quark", _WIN_RATE),
     "13_kto": ("kto", _WIN_RATE),
     "14_leaderboard": ("leaderboard", {"rows": list, "spearman_sim_vs_human": float, "seed_runs": list,
-                                      "seed_summary": list, "versus_sft10k": list}),
+                                      "seed_summary": list, "versus_sft10k": list, "versus_sft10k_board": list}),
     "15_length": ("length", {"rows": list, "spearman_length_raw": dict, "spearman_length_lc": dict,
                              "best_of_n_length": dict, "ppo_length": dict, "n_prompts": int, "config": dict,
                              "style_vs_reference": dict}),
@@ -61,6 +61,7 @@ METRICS = {
                                      "n_instructions": int}),
     "19_instruction_mix": ("instruction_mix", {"mixes": dict, "tables": dict, "correlation": dict,
                                                "single_family_spearman": dict, "methods": list}),
+    "20_claims": ("claims", {"rows": list, "met": int, "measured": int}),
 }
 
 
@@ -164,6 +165,7 @@ REAL_METRICS = {
     "17_label_noise": {"variants": list, "n": list, "win_rate": dict, "n_prompts": int},
     "18_end_to_end": {"computed": bool},
     "19_instruction_mix": {"per_source": dict, "methods": list},
+    "20_claims": {"computed": bool},
 }
 
 

@@ -1,0 +1,136 @@
+"""Chapter 20's table of the paper's claims: read from the chapters' metrics, judged against our targets."""
+
+import copy
+import json
+
+import pytest
+
+from farmlib.evaluation import claims as C
+
+
+def _board_row(method, sim, people, rep=0.1, dis=0.05):
+    return {"method": method, "win_rate_p_sim_eval": sim, "win_rate_human": people, "repetition_rate": rep,
+            "disfluency_rate": dis}
+
+
+def _annotator(agreement, variance):
+    return {"agreement": agreement, "variance": variance}
+
+
+#: A build that meets every target.
+GOOD = {
+    "annotators": {
+        "annotators": {"p_sim_eval": _annotator(0.65, 0.26), "p_sim_single": _annotator(0.66, 0.1),
+                       "p_sim_ann": _annotator(0.6, 0.43)},
+        "degenerate_correct_preferred": {"human (majority)": {"truncated": 99.0, "garbled words": 100.0},
+                                         "p_sim_eval": {"truncated": 91.0, "garbled words": 97.0}},
+    },
+    "reward_model": {
+        "config": {"annotator": "p_sim_ann"},
+        "accuracy_curve": [{"labels": "p_sim_ann", "pairs": 0, "acc_people": 0.55, "se_people": 0.02},
+                           {"labels": "p_sim_ann", "pairs": 8000, "acc_people": 0.66, "se_people": 0.02},
+                           {"labels": "true_reward", "pairs": 8000, "acc_people": 0.9, "se_people": 0.02}],
+        "ceilings": {"ppo_true_reward": {"win_rate": 40.0}, "sft10k_people": 26.0,
+                     "oracle_best_of_n": [{"n": 1, "win_rate": 20.0}, {"n": 16, "win_rate": 50.0}]},
+    },
+    "dpo": {"dpo_ceiling": [{"pairs": 6920, "win_rate": 32.0}]},
+    "best_of_n": {"config": {"n_max": 16}},
+    "leaderboard": {
+        "rows": [_board_row("expert", 70, 70), _board_row("ppo", 40, 36), _board_row("best_of_n", 38, 34),
+                 _board_row("dpo", 35, 32), _board_row("expert_iteration", 33, 30), _board_row("sft52k", 31, 28),
+                 _board_row("sft10k", 30, 26, rep=0.16, dis=0.06), _board_row("feedme", 29, 25),
+                 _board_row("quark", 28, 24), _board_row("reward_conditioning", 27, 23), _board_row("base", 5, 8)],
+        "spearman_sim_vs_human": 0.95,
+        "versus_sft10k": [{"method": "best_of_n", "difference": 8.0, "noise": 1.3},
+                          {"method": "dpo", "difference": 6.0, "noise": 1.1}],
+        "versus_sft10k_board": [{"method": "ppo", "difference": 10.0, "se": 1.5},
+                                {"method": "expert_iteration", "difference": 4.0, "se": 1.2}],
+    },
+    "overoptimisation": {"n": [1, 16, 64], "verdict": {"human": {"peak": 35.0, "peak_n": 16, "drop": 5.0,
+                                                                 "se_drop": 1.5, "significant_fall": True}}},
+    "label_noise": {"variants": [{"labels": "single judge", "win at peak": 36.0, "peak n": 64, "fall": 0.0,
+                                  "fall > 2 se": False}]},
+    "end_to_end": {"correlations": {"spearman": {"value": 0.9}}},
+}
+
+
+def _with(path: str, value):
+    m = copy.deepcopy(GOOD)
+    *keys, last = path.split(".")
+    d = m
+    for k in keys:
+        d = d[k]
+    d[last] = value
+    return m
+
+
+def _verdicts(m):
+    return {r["claim"]: r["met"] for r in C.claims(m)}
+
+
+def test_a_build_that_meets_every_target_says_so():
+    rows = C.claims(GOOD)
+    assert len(rows) == 15 and all(r["met"] is True for r in rows), [r["claim"] for r in rows if not r["met"]]
+    assert C.sentence(rows) == "This build meets 15 of the 15 targets it measures."
+    assert list(C.shown(rows)["met"]) == ["yes"] * 15
+
+
+@pytest.mark.parametrize("path, value, claim", [
+    ("annotators.annotators.p_sim_eval.agreement", 0.706, "the judges agree with the people's majority"),
+    ("annotators.annotators.p_sim_single.variance", 0.3, "a single judge agrees as often, with less variance than the pool"),
+    ("annotators.annotators.p_sim_ann.variance", 0.3, "the noisy pool varies as people do"),
+    ("leaderboard.spearman_sim_vs_human", 0.47, "the judges rank the methods as the people do"),
+    ("end_to_end.correlations.spearman.value", 0.6, "trained on the judges' labels, methods rank as trained on people's"),
+    ("overoptimisation.verdict.human.significant_fall", False, "with the noisy pool's labels, best-of-n peaks and falls"),
+])
+def test_each_target_missed_turns_its_row_alone(path, value, claim):
+    verdicts = _verdicts(_with(path, value))
+    assert verdicts[claim] is False and sum(v is False for v in verdicts.values()) == 1
+
+
+def test_a_gain_must_clear_both_the_target_and_twice_its_noise():
+    near = _with("leaderboard.versus_sft10k", [{"method": "best_of_n", "difference": 5.9, "noise": 1.3},
+                                               {"method": "dpo", "difference": 6.0, "noise": 3.5}])
+    v = _verdicts(near)
+    assert v["best-of-n beats SFT 10k"] is False and v["DPO beats SFT 10k"] is False
+
+
+def test_a_flat_reward_model_curve_does_not_rise_even_above_the_bar():
+    flat = _with("reward_model.accuracy_curve", [{"labels": "p_sim_ann", "pairs": 0, "acc_people": 0.631, "se_people": 0.024},
+                                                 {"labels": "p_sim_ann", "pairs": 7991, "acc_people": 0.636, "se_people": 0.024}])
+    assert _verdicts(flat)["accuracy against people rises with the pairs"] is False
+
+
+def test_the_sentence_tells_the_reward_models_misses_from_the_profiles():
+    """Best-of-n misses where R*'s own pick clears the target (the reward model's gap); PPO misses where PPO on R*
+    does not (the budget's)."""
+    m = _with("leaderboard.versus_sft10k_board", [{"method": "ppo", "difference": 1.0, "se": 1.5},
+                                                  {"method": "expert_iteration", "difference": 4.0, "se": 1.2}])
+    m["leaderboard"]["versus_sft10k"][0]["difference"] = 2.0
+    m["reward_model"]["ceilings"]["ppo_true_reward"]["win_rate"] = 28.7
+    text = C.sentence(C.claims(m))
+    assert "meets 13 of the 15" in text and "PPO beats SFT 10k; best-of-n beats SFT 10k" in text
+    assert "reaches the target for best-of-n (+24.0 points)" in text
+    assert "It does not for PPO (+2.7 points)" in text
+
+
+def test_a_method_missing_from_the_leaderboard_is_not_judged():
+    m = _with("leaderboard.versus_sft10k_board", [])
+    rows = {r["claim"]: r for r in C.claims(m)}
+    assert rows["PPO beats SFT 10k"]["met"] is None and rows["PPO beats SFT 10k"]["this build"] == "not on the leaderboard"
+    assert "meets 13 of the 13" in C.sentence(list(rows.values()))
+
+
+def test_the_clean_top_row_reads_the_best_method_under_people():
+    m = copy.deepcopy(GOOD)
+    m["leaderboard"]["rows"][1]["repetition_rate"] = 0.3  # PPO, on top, now repeats more than SFT 10k
+    assert _verdicts(m)["the best method wins with clean text"] is False
+
+
+def test_missing_metrics_are_named_with_the_chapter_that_writes_them(tmp_path):
+    for name in ("annotators", "dpo"):
+        (tmp_path / f"{name}.json").write_text(json.dumps(GOOD[name]))
+    with pytest.raises(FileNotFoundError) as e:
+        C.load(tmp_path)
+    assert "reward_model.json (chapter 05_reward_model)" in str(e.value) and "farm book" in str(e.value)
+    assert "annotators.json" not in str(e.value)
