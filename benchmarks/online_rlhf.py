@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import tempfile
 import time
 from pathlib import Path
 
@@ -71,41 +70,41 @@ def main() -> None:
     refit = reward_model.RewardModelConfig(reads="likelihood", lr=args.rm_lr, epochs=1, batch_size=4,
                                            group_by_prompt=True)
     pref, bank, rows, t0 = splits["preference"], [], [], time.time()
-    with tempfile.TemporaryDirectory() as tmp:
-        for k in range(args.rounds):
-            turn = (k * args.steps * cfg.rollout_batch) % len(prompts)  # each round starts where the last stopped
-            ppo.ppo_loop(policy, ref, value, rm, tok, prompts[turn:] + prompts[:turn], held, cfg, prof.max_new_tokens)
-            saved = Path(tmp) / f"round-{k + 1}"
-            policy.save_pretrained(saved)
-            tok.save_pretrained(saved)
-            outs = farm.samples(str(saved), "eval", generator=f"online-{args.labels}-{k + 1}", seed=args.seed)
-            wr = farm.evaluate(outs, "human")[0]
-            row = {"round": k + 1, "people": wr.win_rate, "se": wr.standard_error}
-            if farm.is_farmworld:
-                r = farm.true_rewards(outs)
-                row.update(mean_true_reward=sum(r) / len(r), **defect_rates(farm, outs))
-            if k < args.rounds - 1:
-                recs = [pref[(k * args.pairs_per_round + i) % len(pref)] for i in range(args.pairs_per_round)]
-                seeds = (10 * k + j + 100 * args.seed for j in (1, 2, 3))
-                a, b, s = ([dict(r, output=o) for r, o in zip(recs, respond(m, tok, recs, temperature=1.0,
-                                                                            max_new_tokens=prof.max_new_tokens,
-                                                                            batch_size=256, seed=sd))]
-                           for sd, m in zip(seeds, (policy, policy, sft_lm)))
-                at = len(bank) + 10**6 * args.seed
-                new = label(farm, args.labels, a, b, at) + label(farm, args.labels, a, s, at)
-                row["new_pairs"] = len(new)
-                row["rm_agrees_before_refit"] = reward_model.pairwise_accuracy(rm, tok, new, prof.model.max_length)[0]
-                bank += new
-                rm.train().requires_grad_(True)
-                reward_model.fit(rm, tok, bank, refit, prof.model.max_length)
-                rm.eval().requires_grad_(False)
-            row["seconds"] = time.time() - t0
-            rows.append(row)
-            print(f"round {k + 1}: people {wr.win_rate:.1f} ± {wr.standard_error:.1f}"
-                  + (f", mean R* {row['mean_true_reward']:.3f}, repetitive {100 * row['repetition_rate']:.1f} %, "
-                     f"disfluent {100 * row['disfluency_rate']:.1f} %" if farm.is_farmworld else "")
-                  + (f"; {row['new_pairs']} new pairs, the reward model agreed with {100 * row['rm_agrees_before_refit']:.1f} %"
-                     if "new_pairs" in row else "") + f" ({row['seconds']:.0f} s)", flush=True)
+    for k in range(args.rounds):
+        turn = (k * args.steps * cfg.rollout_batch) % len(prompts)  # each round starts where the last stopped
+        ppo.ppo_loop(policy, ref, value, rm, tok, prompts[turn:] + prompts[:turn], held, cfg, prof.max_new_tokens)
+        # sampled in memory, not cached: a round's policy has no artifact path to key its samples by
+        outs = [dict(r, output=o, generator=f"online-{args.labels}-{k + 1}") for r, o in zip(
+            splits["eval"], respond(policy, tok, splits["eval"], temperature=prof.temperature,
+                                    max_new_tokens=prof.max_new_tokens, batch_size=prof.gen_batch_size,
+                                    seed=args.seed))]
+        wr = farm.evaluate(outs, "human")[0]
+        row = {"round": k + 1, "people": wr.win_rate, "se": wr.standard_error}
+        if farm.is_farmworld:
+            r = farm.true_rewards(outs)
+            row.update(mean_true_reward=sum(r) / len(r), **defect_rates(farm, outs))
+        if k < args.rounds - 1:
+            recs = [pref[(k * args.pairs_per_round + i) % len(pref)] for i in range(args.pairs_per_round)]
+            seeds = (10 * k + j + 100 * args.seed for j in (1, 2, 3))
+            a, b, s = ([dict(r, output=o) for r, o in zip(recs, respond(m, tok, recs, temperature=1.0,
+                                                                        max_new_tokens=prof.max_new_tokens,
+                                                                        batch_size=256, seed=sd))]
+                       for sd, m in zip(seeds, (policy, policy, sft_lm)))
+            at = len(bank) + 10**6 * args.seed
+            new = label(farm, args.labels, a, b, at) + label(farm, args.labels, a, s, at)
+            row["new_pairs"] = len(new)
+            row["rm_agrees_before_refit"] = reward_model.pairwise_accuracy(rm, tok, new, prof.model.max_length)[0]
+            bank += new
+            rm.train().requires_grad_(True)
+            reward_model.fit(rm, tok, bank, refit, prof.model.max_length)
+            rm.eval().requires_grad_(False)
+        row["seconds"] = time.time() - t0
+        rows.append(row)
+        print(f"round {k + 1}: people {wr.win_rate:.1f} ± {wr.standard_error:.1f}"
+              + (f", mean R* {row['mean_true_reward']:.3f}, repetitive {100 * row['repetition_rate']:.1f} %, "
+                 f"disfluent {100 * row['disfluency_rate']:.1f} %" if farm.is_farmworld else "")
+              + (f"; {row['new_pairs']} new pairs, the reward model agreed with {100 * row['rm_agrees_before_refit']:.1f} %"
+                 if "new_pairs" in row else "") + f" ({row['seconds']:.0f} s)", flush=True)
     if args.out:
         Path(args.out).write_text(json.dumps({"profile": args.profile, "world_seed": prof.world_seed,
                                               "labels": args.labels, "kl_coef": args.kl_coef, "seed": args.seed,
