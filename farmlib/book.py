@@ -409,8 +409,9 @@ def _execute_main() -> None:
         sys.exit(3)
 
 
-def _execute_side_by_side(pending: list[tuple[int, Path]], jobs: int, params: dict, root: Path, keys: dict,
-                          metrics: Path, status: Status, max_running: int | None = None,
+def _execute_side_by_side(pending: list[tuple[int, Path]], jobs: int, params: dict, root: Path,
+                          key_of: Callable[[Path, list[str]], str], summaries: set[Path], metrics: Path,
+                          status: Status, max_running: int | None = None,
                           executed: Path | None = None) -> dict[str, float]:
     """Execute ``pending`` chapters (numbered) in reading order into ``executed`` (default ``root/book/chapters``),
     ``jobs`` computing at a time, each in its own process with ``cores // jobs`` threads (all the cores while it
@@ -444,7 +445,7 @@ def _execute_side_by_side(pending: list[tuple[int, Path]], jobs: int, params: di
     try:
         while (queue and not failures) or running:
             while queue and computing() < jobs and len(running) < max_running and not failures:
-                if running and reads_metrics(queue[0][1]):  # it reads what the running chapters write
+                if running and queue[0][1] in summaries:  # it reads what the running chapters write
                     break
                 i, nb = queue.pop(0)
                 folder = Path(tempfile.mkdtemp(prefix="farm-chapter-"))
@@ -466,8 +467,7 @@ def _execute_side_by_side(pending: list[tuple[int, Path]], jobs: int, params: di
                 if proc.returncode == 0:
                     seconds[nb.stem] = time.time() - t0
                     written = _written(folder / "metrics.log")
-                    _record(executed / nb.name, summary_key(keys[nb], metrics, written) if reads_metrics(nb)
-                            else keys[nb], metrics, written, seconds[nb.stem])
+                    _record(executed / nb.name, key_of(nb, written), metrics, written, seconds[nb.stem])
                     status.done(f"[{i}/{status.n}] {nb.stem}: {seconds[nb.stem]:.1f} s")
                 else:
                     error = folder / "error.txt"
@@ -514,12 +514,15 @@ def build_book(profile: str = "tiny", root: str | Path = ".", html: bool = True,
         check_parameters(nb, params)
     library = library_digest()
     keys = {nb: chapter_key(nb, params, library, runs) for nb in todo}
-    summaries = [nb for nb in todo if reads_metrics(nb)]
+    summaries = {nb for nb in todo if reads_metrics(nb)}
+
+    def key_of(nb: Path, written: list[str]) -> str:  # what an executed chapter records, having written ``written``
+        return summary_key(keys[nb], metrics, written) if nb in summaries else keys[nb]
+
     reuse = {nb: not force and reusable(executed / nb.name, keys[nb], metrics) for nb in todo if nb not in summaries}
     for nb in summaries:  # reused only when every other chapter is, and their metrics are those it read
         reuse[nb] = (not force and all(reuse.values()) and
-                     reusable(executed / nb.name, summary_key(keys[nb], metrics, _recorded_metrics(executed / nb.name)),
-                              metrics))
+                     reusable(executed / nb.name, key_of(nb, _recorded_metrics(executed / nb.name)), metrics))
     last = metrics / "build_times.json"  # seconds of each chapter's last execution: the next estimate
     prev = read_json(last) if last.exists() else {}
     estimate = None
@@ -548,13 +551,13 @@ def build_book(profile: str = "tiny", root: str | Path = ".", html: bool = True,
                     finally:
                         os.environ.pop(METRICS_LOG_ENV, None)
                     written = _written(log)
-                    _record(dst, summary_key(keys[nb], metrics, written) if nb in summaries else keys[nb], metrics,
-                            written, times[nb.stem])
+                    _record(dst, key_of(nb, written), metrics, written, times[nb.stem])
                 status.done(f"[{i}/{len(todo)}] {nb.stem}: {times[nb.stem]:.1f} s")
             else:
                 pending.append((i, nb))
         if pending:
-            seconds = _execute_side_by_side(pending, jobs, params, root, keys, metrics, status, executed=executed)
+            seconds = _execute_side_by_side(pending, jobs, params, root, key_of, summaries, metrics, status,
+                                            executed=executed)
             times.update(seconds)
             ran.update(seconds)
         if html:
