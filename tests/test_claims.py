@@ -134,3 +134,56 @@ def test_missing_metrics_are_named_with_the_chapter_that_writes_them(tmp_path):
         C.load(tmp_path)
     assert "reward_model.json (chapter 05_reward_model)" in str(e.value) and "farm book" in str(e.value)
     assert "annotators.json" not in str(e.value)
+
+
+def test_a_build_that_misses_nothing_has_no_reasons_to_give():
+    assert C.reasons(GOOD, C.claims(GOOD)) == ""
+
+
+@pytest.mark.parametrize("crowd, says", [(0.676, "predicts the majority better than one of its members"),
+                                         (0.731, "nearly as well as one of them does")])
+def test_judges_above_the_band_are_set_beside_the_peoples_own_agreement(crowd, says):
+    m = _with("annotators.annotators.p_sim_eval.agreement", 0.708)
+    m["annotators"]["crowd"] = {"agreement": crowd}
+    why = C.reasons(m, C.claims(m))
+    assert why.startswith("- **The judges agree with the people's majority** (chapter 4): ")
+    assert f"{100 * crowd:.1f} %" in why and says in why and why.count("\n") == 0
+
+
+def test_a_ranking_of_close_rows_is_explained_by_their_spread_and_noise():
+    m = _with("leaderboard.spearman_sim_vs_human", 0.47)
+    why = C.reasons(m, C.claims(m))
+    # the GOOD board without expert and base: 9 rows from 23 to 36 %; every method compared is beyond its noise
+    assert "the 9 rows lie within 13.0 points" in why and "(23.0–36.0 %)" in why
+    assert "0 of the 4 of them compared with SFT 10k" in why
+
+
+def test_a_flat_reward_model_curve_gives_what_the_labels_buy_per_doubling():
+    m = _with("reward_model.accuracy_curve", [{"labels": "p_sim_ann", "pairs": 0, "acc_people": 0.614, "se_people": 0.024},
+                                              {"labels": "p_sim_ann", "pairs": 7991, "acc_people": 0.606, "se_people": 0.024}])
+    m["reward_model"]["pairs_needed"] = [
+        {"labels": "true_reward", "label agreement with R* (%)": 100.0, "pairs (largest point)": 6713,
+         "accuracy there (%)": 63.9, "points per doubling of pairs": 0.08, "pairs_needed": 2.2e6, "measured": False,
+         "extrapolation": "about 2,200,000 pairs"},
+        {"labels": "p_sim_ann", "label agreement with R* (%)": 64.6, "pairs (largest point)": 7991,
+         "accuracy there (%)": 62.4, "points per doubling of pairs": -0.21, "pairs_needed": None, "measured": False,
+         "extrapolation": "no number of pairs (the fitted line does not rise)"}]
+    why = C.reasons(m, C.claims(m))
+    assert "already agrees with the people on 61.4 %" in why
+    assert "which agree with R* on 65 % of its training pairs, it moves -0.2 points" in why
+    assert "no number of pairs reaches" in why and "takes about 2,200,000 pairs" in why
+
+
+def test_no_fall_is_set_beside_how_little_the_labels_moved_the_picks():
+    m = _with("overoptimisation.verdict.human.significant_fall", False)
+    m["overoptimisation"]["mean_true_reward"] = [-0.17, 0.39, 0.32]
+    m["best_of_n"]["headroom"] = {"terms": {"the untrained reward model's pick of 16": {"total": 0.246},
+                                            "the reward model's pick of 16": {"total": 0.2455}}}
+    why = C.reasons(m, C.claims(m))
+    assert "a mean R* of 0.25 against the untrained pick's 0.25" in why
+    assert "peaks at 0.39 (n = 16) and is 0.32 at n = 64" in why
+
+
+def test_a_missed_row_whose_reason_is_not_measured_is_left_out():
+    m = _with("annotators.annotators.p_sim_eval.agreement", 0.708)  # no "crowd" in these metrics
+    assert C.reasons(m, C.claims(m)) == ""

@@ -61,7 +61,7 @@ METRICS = {
                                      "n_instructions": int}),
     "19_instruction_mix": ("instruction_mix", {"mixes": dict, "tables": dict, "correlation": dict,
                                                "single_family_spearman": dict, "methods": list}),
-    "20_claims": ("claims", {"rows": list, "met": int, "measured": int}),
+    "20_claims": ("claims", {"rows": list, "met": int, "measured": int, "reasons": str}),
 }
 
 

@@ -9,6 +9,7 @@ profile's budget, is out of reach of every reward model there.
 
 from __future__ import annotations
 
+import statistics
 from pathlib import Path
 
 from farmlib.artifacts import read_json
@@ -49,9 +50,9 @@ def load(metrics: str | Path) -> dict[str, dict]:
 
 
 def _row(area: str, claim: str, paper: str, target: str, ours: str, met: bool | None, chapter: str,
-         true_reward: str = "") -> dict:
+         true_reward: str = "", key: str = "") -> dict:
     return {"area": area, "claim": claim, "paper": paper, "target": target, "this build": ours, "met": met,
-            "R* by the same method": true_reward, "chapter": chapter}
+            "R* by the same method": true_reward, "chapter": chapter, "key": key}
 
 
 def _beyond(diff: float, noise: float, target: float) -> bool:
@@ -71,7 +72,8 @@ def annotator_rows(m: dict[str, dict]) -> list[dict]:
     paper_single = ANNOTATORS["p_sim_single"]
     return [
         _row("simulator", "the judges agree with the people's majority", f"{ANNOTATORS['p_sim_eval']['agreement']:.0f} %",
-             f"{lo:.0f}–{hi:.0f} %", f"{100 * ev['agreement']:.1f} %", lo <= 100 * ev["agreement"] <= hi, "04"),
+             f"{lo:.0f}–{hi:.0f} %", f"{100 * ev['agreement']:.1f} %", lo <= 100 * ev["agreement"] <= hi, "04",
+             key="judges_agreement"),
         _row("simulator", "a single judge agrees as often, with less variance than the pool",
              f"{paper_single['agreement']:.0f} %, variance {paper_single['variance'][0]:.2f}–{paper_single['variance'][1]:.2f}",
              f"≥ {TARGETS['single_agreement']:.0f} %, variance < the pool's",
@@ -102,10 +104,12 @@ def ranking_rows(m: dict[str, dict]) -> list[dict]:
         _row("rankings", "the judges rank the methods as the people do", "Spearman 0.98",
              f"≥ {TARGETS['spearman']} over ≥ {TARGETS['methods']} rows spread > {TARGETS['spread']:.0f} points",
              f"{rho:.2f} over {len(rows)} rows spread {spread:.1f} points",
-             rho >= TARGETS["spearman"] and len(rows) >= TARGETS["methods"] and spread > TARGETS["spread"], "14"),
+             rho >= TARGETS["spearman"] and len(rows) >= TARGETS["methods"] and spread > TARGETS["spread"], "14",
+             key="spearman"),
         _row("rankings", "the judges' win-rates are the people's", f"SFT 10k {sft[0]} against {sft[1]} %",
              f"every row within {TARGETS['levels']:.0f} points",
-             f"{len(rows) - len(off)} of {len(rows)} rows" + (f" (not: {', '.join(off)})" if off else ""), not off, "14"),
+             f"{len(rows) - len(off)} of {len(rows)} rows" + (f" (not: {', '.join(off)})" if off else ""), not off, "14",
+             key="levels"),
         _row("rankings", "trained on the judges' labels, methods rank as trained on people's",
              f"Spearman {END_TO_END['spearman']}", f"≥ {TARGETS['end_to_end']}", f"{e2e:.2f}",
              e2e >= TARGETS["end_to_end"], "18"),
@@ -192,13 +196,13 @@ def reward_rows(m: dict[str, dict]) -> list[dict]:
                          f"rises, and ≥ {TARGETS['reward_model']:.0f} % at the most pairs",
                          f"{100 * first['acc_people']:.1f} % ({first['pairs']:,} pairs) → "
                          f"{100 * last['acc_people']:.1f} % ({last['pairs']:,})",
-                         rises and 100 * last["acc_people"] >= TARGETS["reward_model"], "05"))
+                         rises and 100 * last["acc_people"] >= TARGETS["reward_model"], "05", key="reward_model"))
     v = m["overoptimisation"]["verdict"]["human"]
     n_last = m["overoptimisation"]["n"][-1]
     rows.append(_row("over-optimisation", "with the noisy pool's labels, best-of-n peaks and falls",
                      "falls (Fig. 5)", f"a fall beyond twice its standard error by n = {n_last}",
                      f"peak {v['peak']:.1f} % at n = {v['peak_n']}, fall {v['drop']:.1f} ± {v['se_drop']:.1f}",
-                     bool(v["significant_fall"]), "16"))
+                     bool(v["significant_fall"]), "16", key="overoptimisation"))
     single = next((r for r in m["label_noise"]["variants"] if r["labels"] == "single judge"), None)
     if single is not None:
         rows.append(_row("over-optimisation", "with a single judge's labels, it does not fall",
@@ -211,6 +215,113 @@ def reward_rows(m: dict[str, dict]) -> list[dict]:
 def claims(m: dict[str, dict]) -> list[dict]:
     """Every row, in the book's order: the simulator, the rankings, the methods, the reward model."""
     return annotator_rows(m) + ranking_rows(m) + method_rows(m) + reward_rows(m)
+
+
+# -- why a target is missed: what the same build measures beside it ---------------------------------------------------
+def _why_agreement(m: dict[str, dict]) -> str | None:
+    a = m["annotators"]
+    if "crowd" not in a:
+        return None
+    ev, crowd, hi = 100 * a["annotators"]["p_sim_eval"]["agreement"], 100 * a["crowd"]["agreement"], TARGETS["judges_agreement"][1]
+    people = ANNOTATORS["human"]["agreement"]
+    text = (f"The judges agree with the people's majority on {ev:.1f} % of the pairs; one person agrees with the others' "
+            f"on {crowd:.1f} %. The paper's judges sat at its crowd's level ({ANNOTATORS['p_sim_eval']['agreement']:.1f} "
+            f"against {people[0]:.1f}–{people[1]:.1f} %).")
+    if ev <= hi:
+        return text + " Chapter 4's \"What decides the people\" shows what the judges weigh otherwise than the people do."
+    quality = a.get("what_decides_people", {}).get("quality", {}).get("its side wins the majority")
+    decided = (f" Where two answers differ in how right they are, the people's majority takes the righter one on "
+               f"{100 * quality:.0f} % of the pairs, and ours hold each task's answer, as the paper's GPT-4 holds much of "
+               "the world." if quality is not None else " Ours hold each task's answer, as the paper's GPT-4 holds much of the world.")
+    if ev >= crowd:
+        return text + decided + (" A judge that knows the answer predicts the majority better than one of its members "
+                                 "does. The book reports this and does not make the judges know less to land in the band.")
+    return text + decided + (" The people here agree with one another more than the paper's crowd did, and the judges "
+                             "follow their majority nearly as well as one of them does.")
+
+
+def _why_spearman(m: dict[str, dict]) -> str | None:
+    rows = [r for r in _methods(m) if r["method"] != "base"]
+    if len(rows) < 2:
+        return None
+    people = [r["win_rate_human"] for r in rows]
+    ses = [r["se_human"] for r in rows if "se_human" in r]
+    text = (f"Apart from the base model, the {len(rows)} rows lie within {max(people) - min(people):.1f} points of one "
+            f"another under the people ({min(people):.1f}–{max(people):.1f} %)"
+            + (f", and each win-rate's standard error is about {statistics.fmean(ses):.1f} points" if ses else "") + ".")
+    versus = {r["method"]: abs(r["difference"]) <= 2 * r.get("noise", r.get("se", 0.0))
+              for r in m["leaderboard"].get("versus_sft10k_board", []) + m["leaderboard"].get("versus_sft10k", [])
+              if r["method"] != "base"}
+    if versus:
+        text += (f" {sum(versus.values())} of the {len(versus)} of them compared with SFT 10k differ from it by no more "
+                 "than twice the noise of the difference.")
+    return text + (" An order of rows that close is mostly noise, the people's as much as the judges': the ranking can "
+                   "be tested once the methods differ (the methods' rows).")
+
+
+def _why_levels(m: dict[str, dict]) -> str | None:
+    rows = _methods(m)
+    gaps = {r["method"]: r["win_rate_p_sim_eval"] - r["win_rate_human"] for r in rows}
+    worst = max(gaps, key=lambda k: abs(gaps[k]))
+    return (f"The judges' win-rates run {statistics.fmean(gaps.values()):+.1f} points from the people's on average; "
+            f"the farthest row is {worst} ({gaps[worst]:+.1f}).")
+
+
+def _why_reward_model(m: dict[str, dict]) -> str | None:
+    rm = m["reward_model"]
+    annotator = rm.get("config", {}).get("annotator", "p_sim_ann")
+    prior = next((r for r in rm.get("accuracy_curve", []) if r["pairs"] == 0 and r["labels"] == annotator), None)
+    scale = {r["labels"]: r for r in rm.get("pairs_needed") or []}
+    parts = []
+    if prior is not None:
+        parts.append(f"Before any label the reward model, which reads the SFT model's likelihood of an answer, already "
+                     f"agrees with the people on {100 * prior['acc_people']:.1f} % of the held-out pairs.")
+    for labels, who in ((annotator, f"`{annotator}`'s labels"), ("true_reward", "R*'s own labels")):
+        if labels in scale:
+            r = scale[labels]
+            agree = (f", which agree with R* on {r['label agreement with R* (%)']:.0f} % of its training pairs,"
+                     if labels != "true_reward" else "")
+            parts.append(f"With {who}{agree} it moves {r['points per doubling of pairs']:+.1f} points against R* per "
+                         f"doubling of the pairs ({r['accuracy there (%)']:.1f} % at {r['pairs (largest point)']:,})"
+                         + ("." if r["measured"] else
+                            "; on that line no number of pairs reaches the accuracy chapter 5 finds best-of-n needs."
+                            if r["extrapolation"].startswith("no number") else
+                            f"; on that line, the accuracy chapter 5 finds best-of-n needs takes {r['extrapolation']}."))
+    return " ".join(parts) or None
+
+
+def _why_overoptimisation(m: dict[str, dict]) -> str | None:
+    o, terms = m["overoptimisation"], m["best_of_n"].get("headroom", {}).get("terms", {})
+    trained = next((v["total"] for k, v in terms.items() if k.startswith("the reward model's pick")), None)
+    untrained = next((v["total"] for k, v in terms.items() if k.startswith("the untrained reward model's pick")), None)
+    parts = ["An optimiser overshoots where the reward model is wrong in ways more candidates can find."]
+    if trained is not None and untrained is not None:
+        parts.append(f"This reward model's labels left its picks where its untrained self, the SFT model's likelihood, "
+                     f"puts them: in chapter 9 its pick has a mean R* of {trained:.2f} against the untrained pick's "
+                     f"{untrained:.2f}.")
+    true, ns = o.get("mean_true_reward"), o["n"]
+    if true:
+        top = max(range(len(true)), key=true.__getitem__)
+        parts.append(f"Along n the picks' mean R* peaks at {true[top]:.2f} (n = {ns[top]}) and is {true[-1]:.2f} at "
+                     f"n = {ns[-1]}: the picks lose little true reward, so the people's win-rate has little to lose.")
+    return " ".join(parts)
+
+
+REASONS = {"judges_agreement": _why_agreement, "spearman": _why_spearman, "levels": _why_levels,
+           "reward_model": _why_reward_model, "overoptimisation": _why_overoptimisation}
+
+
+def reasons(m: dict[str, dict], rows: list[dict]) -> str:
+    """For each missed row that this build measures a reason for (:data:`REASONS`), that reason, read from the same
+    metrics: a Markdown list, empty when no such row is missed. The methods' misses are the sentence's
+    (:func:`sentence`: R* by the same method)."""
+    items = []
+    for r in rows:
+        why = REASONS.get(r.get("key", ""))
+        text = why(m) if why is not None and r["met"] is False else None
+        if text:
+            items.append(f"- **{r['claim'][0].upper() + r['claim'][1:]}** (chapter {int(r['chapter'])}): {text}")
+    return "\n".join(items)
 
 
 def shown(rows: list[dict]):
