@@ -187,3 +187,17 @@ def test_no_fall_is_set_beside_how_little_the_labels_moved_the_picks():
 def test_a_missed_row_whose_reason_is_not_measured_is_left_out():
     m = _with("annotators.annotators.p_sim_eval.agreement", 0.708)  # no "crowd" in these metrics
     assert C.reasons(m, C.claims(m)) == ""
+
+
+def test_an_absent_fall_says_whether_the_picks_true_reward_fell():
+    m = _with("overoptimisation.verdict.human.significant_fall", False)
+    m["overoptimisation"]["mean_true_reward"] = [-0.2, 0.4, 0.0]  # the picks lose 0.4 of the 0.6 they gained
+    why = C.reasons(m, C.claims(m))
+    assert "lose 0.40 of the 0.60 they gained" in why and "little to lose" not in why
+
+
+def test_levels_off_name_the_farthest_row():
+    m = copy.deepcopy(GOOD)
+    m["leaderboard"]["rows"][2]["win_rate_p_sim_eval"] = 50  # best-of-n: the judges 16 points above the people
+    why = C.reasons(m, C.claims(m))
+    assert "(chapter 14): The judges' win-rates run" in why and "the farthest row is best_of_n (+16.0)" in why

@@ -302,8 +302,12 @@ def _why_overoptimisation(m: dict[str, dict]) -> str | None:
     true, ns = o.get("mean_true_reward"), o["n"]
     if true:
         top = max(range(len(true)), key=true.__getitem__)
+        gained, lost = true[top] - true[0], true[top] - true[-1]
         parts.append(f"Along n the picks' mean R* peaks at {true[top]:.2f} (n = {ns[top]}) and is {true[-1]:.2f} at "
-                     f"n = {ns[-1]}: the picks lose little true reward, so the people's win-rate has little to lose.")
+                     f"n = {ns[-1]}" + (": the picks lose little of the true reward they gained, so the people's "
+                                        "win-rate has little to lose." if lost <= gained / 4 else
+                                        f": the picks lose {lost:.2f} of the {gained:.2f} they gained, more than the "
+                                        "people's win-rate shows beyond its noise."))
     return " ".join(parts)
 
 
