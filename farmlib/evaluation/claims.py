@@ -249,11 +249,11 @@ def _why_spearman(m: dict[str, dict]) -> str | None:
     text = (f"Apart from the base model, the {len(rows)} rows lie within {max(people) - min(people):.1f} points of one "
             f"another under the people ({min(people):.1f}–{max(people):.1f} %)"
             + (f", and each win-rate's standard error is about {statistics.fmean(ses):.1f} points" if ses else "") + ".")
-    versus = {r["method"]: abs(r["difference"]) <= 2 * r.get("noise", r.get("se", 0.0))
-              for r in m["leaderboard"].get("versus_sft10k_board", []) + m["leaderboard"].get("versus_sft10k", [])
-              if r["method"] != "base"}
-    if versus:
-        text += (f" {sum(versus.values())} of the {len(versus)} of them compared with SFT 10k differ from it by no more "
+    board = m["leaderboard"]
+    compared = {r["method"] for r in board.get("versus_sft10k_board", []) + board.get("versus_sft10k", [])} - {"base"}
+    within = [abs(diff) <= 2 * noise for diff, noise, _ in (_versus(m, k) for k in compared)]
+    if within:
+        text += (f" {sum(within)} of the {len(within)} of them compared with SFT 10k differ from it by no more "
                  "than twice the noise of the difference.")
     return text + (" An order of rows that close is mostly noise, the people's as much as the judges': the ranking can "
                    "be tested once the methods differ (the methods' rows).")
