@@ -201,3 +201,21 @@ def test_levels_off_name_the_farthest_row():
     m["leaderboard"]["rows"][2]["win_rate_p_sim_eval"] = 50  # best-of-n: the judges 16 points above the people
     why = C.reasons(m, C.claims(m))
     assert "(chapter 14): The judges' win-rates run" in why and "the farthest row is best_of_n (+16.0)" in why
+
+
+def test_a_single_judge_fall_is_set_beside_the_other_label_variants():
+    m = copy.deepcopy(GOOD)
+    m["label_noise"] = {"n": [1, 16, 64], "variants": [
+        {"labels": "single judge", "win at peak": 34.0, "peak n": 16, "fall": 2.5, "fall > 2 se": True,
+         "RM accuracy vs R*": 0.699},
+        {"labels": "pool + 25 % flips", "win at peak": 33.5, "peak n": 16, "fall": 1.0, "fall > 2 se": False,
+         "RM accuracy vs R*": 0.705}],
+        "win_rate": {"single judge": [19.0, 34.0, 31.5], "pool + 25 % flips": [19.0, 33.5, 32.5]},
+        "standard_error": {"single judge": [2.8, 3.4, 3.3], "pool + 25 % flips": [2.8, 3.3, 3.3]}}
+    why = C.reasons(m, C.claims(m))
+    assert "(chapter 17): Chapter 17 fits the same reward model on 2 kinds of labels" in why
+    assert "within 1.0 points of one another at every n (the most at n = 64)" in why
+    assert "69.9–70.5 %" in why and "falls 2.5 points from its peak; the others fall 1.0." in why
+    assert "less than one win-rate's standard error (3.3 points)" in why
+    m["label_noise"]["win_rate"]["pool + 25 % flips"] = [19.0, 40.0, 39.5]  # labels that move the curve
+    assert "standard error" not in C.reasons(m, C.claims(m))
