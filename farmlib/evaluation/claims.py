@@ -316,20 +316,21 @@ def _why_single_judge(m: dict[str, dict]) -> str | None:
     within a point or two, which one's fall passes twice its standard error says nothing of its labels."""
     ln = m["label_noise"]
     curves, variants = ln.get("win_rate", {}), {v["labels"]: v for v in ln["variants"]}
-    if len(curves) < 2 or "single judge" not in variants:
+    if len(curves) < 2 or len(variants) < 2 or "single judge" not in variants:
         return None
     spread = [max(c[i] for c in curves.values()) - min(c[i] for c in curves.values()) for i in range(len(ln["n"]))]
     at = max(range(len(spread)), key=spread.__getitem__)
     others = sorted(v["fall"] for k, v in variants.items() if k != "single judge")
     accs = [100 * v["RM accuracy vs R*"] for v in variants.values() if "RM accuracy vs R*" in v]
     ses = [c[at] for c in ln.get("standard_error", {}).values()]
+    se = statistics.fmean(ses) if ses else None
     text = (f"Chapter 17 fits the same reward model on {len(curves)} kinds of labels. Their best-of-n curves lie within "
             f"{spread[at]:.1f} points of one another at every n (the most at n = {ln['n'][at]})"
             + (f", and their reward models rank held-out pairs as R* does on {min(accs):.1f}–{max(accs):.1f} %" if accs else "")
             + f". The single judge's curve falls {variants['single judge']['fall']:.1f} points from its peak; the others "
             + (f"fall {others[0]:.1f}." if others[0] == others[-1] else f"fall {others[0]:.1f} to {others[-1]:.1f}."))
-    if ses and spread[at] <= statistics.fmean(ses):
-        text += (f" The curves differ by less than one win-rate's standard error ({statistics.fmean(ses):.1f} points): "
+    if se is not None and spread[at] <= se:
+        text += (f" The curves differ by less than one win-rate's standard error ({se:.1f} points): "
                  "the labels barely move this reward model (the reward model's row), so which curve's fall passes "
                  "twice its standard error is noise.")
     return text
