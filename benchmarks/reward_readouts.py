@@ -10,13 +10,17 @@ each judge family's own score (they know the world's answers, never R*); the SFT
 the answer (the likelihood-reading reward model before any label); and reward models trained on the profile's
 preference pairs that read the last token's state (AlpacaFarm's) or their likelihood (FarmWorld's). Prints each
 selector's win-rates, the share of its picks that are disfluent, and, for the reward models, held-out accuracy
-against R*. ``--no-labels`` keeps what needs no judge (R*, the SFT likelihood and its held-out accuracy): on a new
+against R*, and each pick's paired difference from the SFT likelihood's on the same instructions. ``--no-labels`` keeps what needs no judge (R*, the SFT likelihood and its held-out accuracy): on a new
 world seed it skips training the judges.
 
 ``--capacity`` adds the likelihood of models that know more than SFT 10k, each read with no label: SFT 52k (more
 demonstrations), the mean over three SFT 10k training seeds (an ensemble), and with ``--big`` a model about five times
 the policy's size (width 256, 6 layers), pretrained and SFT-trained on the same corpus and demonstrations (about 25
 minutes on 2 cores; cached after): whether a reward model larger or better taught than the policy reads R* better.
+
+``--backward`` adds the backward reader (:mod:`farmlib.methods.backward_reader`, trained on the demonstrations the
+first time, about 7 minutes on 2 cores): ``log p(question | answer)`` alone, added to the SFT likelihood at weight 1,
+and at the weight a Bradley–Terry fit on the reward model's own preference pairs gives it (a noisy-channel reranker).
 
 ``--label-curve N1,N2,...`` adds likelihood-reading reward models trained on every pair among ``--per-instruction``
 SFT samples of each preference instruction (:meth:`Farm.preference_samples`), the first N of them (shuffled), labelled
@@ -36,6 +40,7 @@ import time
 from farm_args import add_farm_args, farm_from_args
 
 from farmlib import Farm
+from farmlib.evaluation.paired import instruction_scores, paired_difference
 from farmlib.methods import reward_model
 from farmlib.methods.best_of_n import BestOfNCurveConfig, draw, prefix_choices
 
@@ -79,6 +84,36 @@ def capacity_readers(farm, flat: list[dict], truth: list[dict], big: bool):
         right = [(d > 0) == (r["preference"] == 1) for d, r in zip(diff, truth)]
         acc = sum(right) / len(right)
         yield name, scores, (acc, math.sqrt(acc * (1 - acc) / len(right)))
+
+
+def backward_readers(farm, flat: list[dict], likelihood: list[list[float]], no_labels: bool):
+    """(name, per-prompt scores of ``flat``) for the backward reader alone, added to the SFT likelihood
+    (``likelihood``, per prompt) at weight 1, and, with labels, at the weight fitted on the reward model's pairs."""
+    from farmlib.lm.model import load_model
+    from farmlib.methods import backward_reader
+    from farmlib.methods.common import loser, winner
+
+    tok, max_len = farm.tokenizer(), farm.profile.model.max_length
+    model = load_model(backward_reader.train(farm), farm.profile.device)
+    n = len(likelihood[0])
+    back = backward_reader.loglik(model, tok, flat, max_len)
+    back = [back[i * n:(i + 1) * n] for i in range(len(likelihood))]
+    yield "backward reader, log p(question | answer) (no label)", back
+
+    def mix(lam: float) -> list[list[float]]:
+        return [[f + lam * b for f, b in zip(fs, bs)] for fs, bs in zip(likelihood, back)]
+
+    yield "SFT likelihood + backward, weight 1 (no label)", mix(1.0)
+    if no_labels:
+        return
+    cfg = farm.method_config("reward_model")
+    pairs = farm.preference_data(cfg.annotator)
+    sides = [[dict(p, output=pick(p)) for p in pairs] for pick in (winner, loser)]
+    untrained = reward_model.new_reward_model(farm.sft_model(), tok, farm.profile.device, reads="likelihood")
+    fw, fl = (reward_model.rewards(untrained, tok, side, max_length=max_len).tolist() for side in sides)
+    bw, bl = (backward_reader.loglik(model, tok, side, max_len) for side in sides)
+    wf, wb = backward_reader.fit_weights([a - b for a, b in zip(fw, fl)], [a - b for a, b in zip(bw, bl)])
+    yield f"SFT likelihood + backward, weight {wb / wf:.2f} ({len(pairs)} {cfg.annotator} pairs)", mix(wb / wf)
 
 
 def within_instruction_pairs(farm, per: int, seed: int = 0) -> list[dict]:
@@ -138,6 +173,7 @@ def main() -> None:
     ap.add_argument("--no-labels", action="store_true", help="only what needs no judge")
     ap.add_argument("--capacity", action="store_true", help="also the likelihood of SFT 52k and of three SFT seeds")
     ap.add_argument("--big", action="store_true", help="with --capacity: also a model 5x the policy (slow)")
+    ap.add_argument("--backward", action="store_true", help="also the backward reader, log p(question | answer)")
     ap.add_argument("--label-curve", default=None, help="pair counts, e.g. 1000,8000,40000 (slow)")
     ap.add_argument("--per-instruction", type=int, default=8, help="with --label-curve: SFT samples per instruction")
     ap.add_argument("--curve-lr", type=float, default=3e-4, help="with --label-curve: the reward models' lr")
@@ -176,6 +212,9 @@ def main() -> None:
         rm = reward_model.load_reward_model(path, farm.profile.device)
         selectors[label] = per_prompt(reward_model.rewards(rm, tok, flat, max_length=max_len).tolist())
         accuracy[label] = (m["val_accuracy_true"], m["val_se_true"])
+    if args.backward:
+        for name, scores in backward_readers(farm, flat, selectors[no_label], args.no_labels):
+            selectors[name] = scores
     if args.label_curve:
         sizes = [int(x) for x in args.label_curve.split(",")]
         for name, rm in label_curve(farm, sizes, args.per_instruction, args.curve_lr, args.curve_epochs):
@@ -183,26 +222,30 @@ def main() -> None:
             accuracy[name] = reward_model.pairwise_accuracy(rm, tok, truth, max_len)
     reference = farm.reference_outputs()[:len(cands)]
     ns = sorted({1, 4, args.n})
-    rows = []
+    rows, scores_of = [], {}
     for name, scores in selectors.items():
         picks = prefix_choices(scores, ns)
         row = {"selector": name}
         for n in ns:
             chosen = [dict(cands[i][k], generator=f"{name}@{n}") for i, k in enumerate(picks[n])]
-            wr = farm.evaluate(chosen, "human", reference=reference)[0]
+            wr, annotations = farm.evaluate(chosen, "human", reference=reference)
             row[f"best-of-{n}"], row[f"se-{n}"] = wr.win_rate, wr.standard_error
+        scores_of[name] = instruction_scores(annotations)
         top = [cands[i][k] for i, k in enumerate(picks[args.n])]
         row["disfluent picks"] = sum(w.reward_breakdown(c["instruction"], c["input"], c["output"])["disfluency"] > 0
                                      for c in top) / len(top)
         row["accuracy vs R*"] = accuracy.get(name)
         rows.append(row)
+    for row in rows:  # on the same instructions, so the noise of which were drawn cancels
+        row["vs no label"] = paired_difference(scores_of[row["selector"]], scores_of[no_label])
     print(f"{args.profile}, world seed {farm.profile.world_seed}, temperature {args.temperature}: best-of-n under the people vs the reference, first "
           f"{len(cands)} eval instructions ({time.time() - t0:.0f} s)")
-    print(f"{'selector':<72}" + "".join(f"{'n=' + str(n):>14}" for n in ns) + f"{'disfluent':>11}{'acc vs R*':>15}")
+    print(f"{'selector':<72}" + "".join(f"{'n=' + str(n):>14}" for n in ns) + f"{'disfluent':>11}{'acc vs R*':>15}{'vs no label':>15}")
     for r in rows:
         acc = r["accuracy vs R*"]
         print(f"{r['selector']:<72}" + "".join(f"{r[f'best-of-{n}']:>8.1f} ± {r[f'se-{n}']:.1f}" for n in ns)
-              + f"{100 * r['disfluent picks']:>10.0f}%" + (f"{100 * acc[0]:>9.1f} ± {100 * acc[1]:.1f}" if acc else ""))
+              + f"{100 * r['disfluent picks']:>10.0f}%" + (f"{100 * acc[0]:>9.1f} ± {100 * acc[1]:.1f}" if acc else f"{'':>15}")
+              + "{:>+9.1f} ± {:.1f}".format(*r["vs no label"]))
     if args.out:
         with open(args.out, "w") as fh:
             json.dump({"profile": args.profile, "world_seed": farm.profile.world_seed, "n": args.n,
