@@ -9,9 +9,10 @@ book build) on the first ``--n-prompts`` evaluation instructions; each selector 
 each judge family's own score (they know the world's answers, never R*); the SFT model's mean log-likelihood of
 the answer (the likelihood-reading reward model before any label); and reward models trained on the profile's
 preference pairs that read the last token's state (AlpacaFarm's) or their likelihood (FarmWorld's). Prints each
-selector's win-rates, the share of its picks that are disfluent, and, for the reward models, held-out accuracy
-against R*, and each pick's paired difference from the SFT likelihood's on the same instructions. ``--no-labels`` keeps what needs no judge (R*, the SFT likelihood and its held-out accuracy): on a new
-world seed it skips training the judges.
+selector's win-rates, the share of its picks that are disfluent, for the reward models held-out accuracy against
+R*, and the paired difference of its best-of-n from the SFT likelihood's on the same instructions (the noise of
+which instructions were drawn cancels). ``--no-labels`` keeps what needs no judge (R*, the SFT likelihood and its
+held-out accuracy): on a new world seed it skips training the judges.
 
 ``--capacity`` adds the likelihood of models that know more than SFT 10k, each read with no label: SFT 52k (more
 demonstrations), the mean over three SFT 10k training seeds (an ensemble), and with ``--big`` a model about five times
@@ -19,7 +20,7 @@ the policy's size (width 256, 6 layers), pretrained and SFT-trained on the same 
 minutes on 2 cores; cached after): whether a reward model larger or better taught than the policy reads R* better.
 
 ``--backward`` adds the backward reader (:mod:`farmlib.methods.backward_reader`, trained on the demonstrations the
-first time, about 7 minutes on 2 cores): ``log p(question | answer)`` alone, added to the SFT likelihood at weight 1,
+first time, about 5 minutes on 2 cores): ``log p(question | answer)`` alone, added to the SFT likelihood at weight 1,
 and at the weight a Bradley–Terry fit on the reward model's own preference pairs gives it (a noisy-channel reranker).
 
 ``--label-curve N1,N2,...`` adds likelihood-reading reward models trained on every pair among ``--per-instruction``
@@ -230,13 +231,14 @@ def main() -> None:
             chosen = [dict(cands[i][k], generator=f"{name}@{n}") for i, k in enumerate(picks[n])]
             wr, annotations = farm.evaluate(chosen, "human", reference=reference)
             row[f"best-of-{n}"], row[f"se-{n}"] = wr.win_rate, wr.standard_error
-        scores_of[name] = instruction_scores(annotations)
+            if n == args.n:
+                scores_of[name] = instruction_scores(annotations)
         top = [cands[i][k] for i, k in enumerate(picks[args.n])]
         row["disfluent picks"] = sum(w.reward_breakdown(c["instruction"], c["input"], c["output"])["disfluency"] > 0
                                      for c in top) / len(top)
         row["accuracy vs R*"] = accuracy.get(name)
         rows.append(row)
-    for row in rows:  # on the same instructions, so the noise of which were drawn cancels
+    for row in rows:
         row["vs no label"] = paired_difference(scores_of[row["selector"]], scores_of[no_label])
     print(f"{args.profile}, world seed {farm.profile.world_seed}, temperature {args.temperature}: best-of-n under the people vs the reference, first "
           f"{len(cands)} eval instructions ({time.time() - t0:.0f} s)")
