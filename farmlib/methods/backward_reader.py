@@ -25,6 +25,7 @@ import math
 import torch
 
 from farmlib.lm.supervised import collate, encode_pairs
+from farmlib.methods.dpo import sequence_logprobs
 
 #: The splits whose demonstrations the backward model learns from (each (instruction, input, answer) once).
 SPLITS = ("sft", "preference", "unlabeled")
@@ -62,11 +63,7 @@ def loglik(model, tokenizer, records: list[dict], max_length: int, batch_size: i
     for s in range(0, len(order), batch_size):
         idx = order[s:s + batch_size]
         b = collate([data[i] for i in idx], tokenizer.pad_token_id)
-        logits = model(input_ids=b["input_ids"], attention_mask=b["attention_mask"]).logits[:, :-1].float()
-        labels = b["labels"][:, 1:]
-        real = labels != -100
-        lp = torch.log_softmax(logits, -1).gather(-1, labels.clamp(min=0)[..., None]).squeeze(-1)
-        means = (lp * real).sum(1) / real.sum(1).clamp(min=1)
+        means = sequence_logprobs(model, b) / (b["labels"] != -100).sum(1).clamp(min=1)
         for i, v in zip(idx, means.tolist()):
             out[i] = v
     return out
