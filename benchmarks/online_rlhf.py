@@ -61,7 +61,7 @@ def main() -> None:
     tok, prof, sft = farm.tokenizer(), farm.profile, farm.sft_model()
     policy, ref, sft_lm = (load_model(sft, prof.device) for _ in range(3))
     start = args.reward_model or methods.reward_model_path(farm)
-    rm, value = (reward_model.load_reward_model(start, prof.device) for _ in range(2))
+    rm, value = reward_model.load_reward_model(start, prof.device), reward_model.load_reward_model(start, prof.device, backward=False)
     splits = farm.splits()
     prompts = [format_prompt(r["instruction"], r["input"]) for r in splits[args.prompts]]
     held = [format_prompt(r["instruction"], r["input"]) for r in splits["val"][:128]]

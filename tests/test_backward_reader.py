@@ -1,4 +1,6 @@
+import json
 import random
+from pathlib import Path
 
 import pytest
 import torch
@@ -46,3 +48,67 @@ def test_fit_weights_recovers_the_mix_the_labels_were_drawn_from():
     assert wf == pytest.approx(1.0, abs=0.1) and wb == pytest.approx(3.0, abs=0.2)
     with pytest.raises(ValueError, match="as many forward as backward"):
         B.fit_weights([1.0], [])
+
+
+def test_question_of_prompt_inverts_the_prompt_format_after_any_prefix():
+    from farmlib.world import format_prompt
+
+    assert B.question_of_prompt(format_prompt("Add these.", "3 and 4")) == B.question("Add these.", "3 and 4")
+    assert B.question_of_prompt("<|good|>" + format_prompt("Name an animal.")) == "Name an animal."
+    with pytest.raises(ValueError, match="not a prompt of ours"):
+        B.question_of_prompt("Name an animal.")
+
+
+@pytest.fixture(scope="module")
+def backward_rm(micro_farm):
+    """The micro profile's reward model: the likelihood reader with the backward reader beside it."""
+    from farmlib.methods import reward_model
+
+    cfg = micro_farm.method_config("reward_model")
+    assert cfg.backward
+    return reward_model.train(micro_farm, cfg)
+
+
+def test_the_reward_model_adds_lambda_times_the_backward_loglik_and_saves_it(micro_farm, backward_rm):
+    from farmlib.lm.model import load_model
+    from farmlib.methods import reward_model
+
+    rm = reward_model.load_reward_model(backward_rm)
+    lam = B.weight(rm)
+    assert isinstance(lam, float) and lam != 1.0  # learned from its start
+    hist = json.loads((Path(backward_rm) / "history.json").read_text())
+    assert hist[-1]["backward_weight"] == pytest.approx(lam)
+    assert json.loads((Path(backward_rm) / "metrics.json").read_text())["backward_weight"] == pytest.approx(lam)
+    plain = reward_model.load_reward_model(backward_rm, backward=False)
+    assert B.attached(plain) is None
+    recs = [dict(r) for r in micro_farm.splits()["val"][:4]]
+    tok, max_len = micro_farm.tokenizer(), micro_farm.profile.model.max_length
+    back = B.loglik(load_model(B.train(micro_farm)), tok, recs, max_len)  # the backward artifact, read apart
+    got, base = reward_model.rewards(rm, tok, recs), reward_model.rewards(plain, tok, recs)
+    assert torch.allclose(got, base + lam * torch.tensor(back), atol=1e-4)
+
+
+def test_sampled_sequences_get_the_reward_their_records_get(micro_farm, backward_rm):
+    """PPO and Quark score token ids: decoded and re-read backwards, they get the backward term the decoded
+    records get (whatever padding comes before the prompt)."""
+    from farmlib.methods import reward_model
+    from farmlib.methods.common import rollout, score
+    from farmlib.world import format_prompt
+
+    rm, tok = reward_model.load_reward_model(backward_rm), micro_farm.tokenizer()
+    recs = micro_farm.splits()["val"][:4]
+    policy = micro_farm.load(micro_farm.sft_model())
+    torch.manual_seed(0)
+    seq, mask, response_mask, nq = rollout(policy, tok, [format_prompt(r["instruction"], r["input"]) for r in recs],
+                                           1.0, 16)
+    outs = [tok.decode(seq[i, nq:][response_mask[i].bool()], skip_special_tokens=True).strip()
+            for i in range(len(recs))]
+    with torch.no_grad():
+        by_ids = score(rm, seq, mask, nq) - score(rm, seq, mask, nq, backward=False)
+    decoded = [dict(r, output=o) for r, o in zip(recs, outs)]
+    by_records = B.term(rm, decoded)
+    assert by_ids.abs().min() > 0
+    assert torch.allclose(by_ids, by_records, atol=1e-4), (by_ids, by_records)
+    tagged = torch.cat([torch.full((len(recs), 2), tok.eos_token_id), seq], 1)  # padding before the prompt
+    assert torch.allclose(B.term_of_ids(rm, tagged, torch.cat([torch.zeros(len(recs), 2, dtype=mask.dtype), mask], 1),
+                                        nq + 2), by_records, atol=1e-4)

@@ -11,7 +11,11 @@ Diversity-Promoting Objective Function for Neural Conversation Models*):
     score(x, y) = (1 / |y|) log p(y | x)  +  λ · (1 / |x|) log p(x | y)
 
 Both terms are per-token means, so λ does not depend on how long questions and answers run. λ is what the labels
-teach: a Bradley–Terry (logistic) fit of the preference on the two readers' differences (:func:`fit_weights`).
+teach: a Bradley–Terry (logistic) fit of the preference on the two readers' differences (:func:`fit_weights`), or,
+inside the book's reward model (``methods.reward_model.backward``), a parameter fitted beside the reward model's
+own weights. There the backward model is frozen and rides along with the reward model (:func:`attach`): every
+score the reward model gives, from records (:func:`term`) or from the token ids PPO and Quark sample
+(:func:`term_of_ids`), adds ``λ · (1 / |x|) log p(x | y)``.
 
 The backward model learns from the demonstrations of the splits in :data:`SPLITS` (the instruction, not the
 answer, is what it predicts), from the base model, with the profile's SFT settings. It leaves out ``val``,
@@ -21,6 +25,7 @@ whose instructions chapter 5 holds out for the reward model's accuracy.
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import torch
 
@@ -41,6 +46,16 @@ def question(instruction: str, input: str = "") -> str:
     return f"{instruction}\n\n### Input:\n{input}" if input else instruction
 
 
+def question_of_prompt(text: str) -> str:
+    """The inverse of :func:`farmlib.world.format_prompt` (after any prefix, such as Quark's reward tag): the
+    instruction and its input as :func:`question` writes them."""
+    start, end = "### Instruction:\n", "\n\n### Response:\n"
+    i, j = text.find(start), text.rfind(end)
+    if i < 0 or j < i:
+        raise ValueError(f"not a prompt of ours (no '### Instruction:' before '### Response:'): {text[:80]!r}")
+    return text[i + len(start):j]
+
+
 def train(farm) -> str:
     """The backward model (an artifact): the base model trained to write each demonstration's question given its
     answer."""
@@ -55,8 +70,13 @@ def loglik(model, tokenizer, records: list[dict], max_length: int, batch_size: i
            key: str = "output") -> list[float]:
     """The mean log-probability per token of each record's question (and the EOS after it) given its answer
     (``record[key]``). Read in batches of similar length; the result is in ``records``' order."""
-    data = encode_pairs(tokenizer, [(prompt(r[key]), question(r["instruction"], r.get("input", "")))
-                                    for r in records], max_length)
+    return _loglik(model, tokenizer, [(r[key], question(r["instruction"], r.get("input", ""))) for r in records],
+                   max_length, batch_size)
+
+
+def _loglik(model, tokenizer, pairs: list[tuple[str, str]], max_length: int, batch_size: int = 64) -> list[float]:
+    """:func:`loglik` of ``(answer, question)`` pairs."""
+    data = encode_pairs(tokenizer, [(prompt(a), q) for a, q in pairs], max_length)
     order = sorted(range(len(data)), key=lambda i: len(data[i][0]))
     out = [0.0] * len(data)
     model.eval()
@@ -91,3 +111,84 @@ def fit_weights(forward_diff: list[float], backward_diff: list[float]) -> tuple[
     if not (math.isfinite(wf) and math.isfinite(wb)):
         raise ValueError("fit_weights did not converge: the pairs are separable by the two readers")
     return wf, wb
+
+
+# -- the backward term of a reward model ---------------------------------------------------------------
+class Attached:
+    """A reward model's frozen backward model, its tokenizer and the longest text it reads: a plain attribute of
+    the reward model (not a submodule), so the reward model's parameters, optimiser and saved weights stay its own."""
+
+    def __init__(self, model, tokenizer, max_length: int):
+        self.model, self.tokenizer, self.max_length = model.eval().requires_grad_(False), tokenizer, max_length
+
+
+def attach(rm, path: str | Path, max_length: int, device: str = "cpu"):
+    """``rm`` with the backward model saved at ``path`` (model and tokenizer) riding along; returns ``rm``."""
+    from farmlib.lm.model import load_model, load_tokenizer
+
+    rm.backward_reader = Attached(load_model(path, device), load_tokenizer(path), max_length)
+    return rm
+
+
+def attached(rm) -> Attached | None:
+    return getattr(rm, "backward_reader", None)
+
+
+def weight(rm) -> torch.Tensor | float:
+    """λ of a reward model with a backward term: a parameter while it trains, then a number in its config."""
+    w = getattr(rm, "backward_weight", None)
+    return w if w is not None else float(getattr(rm.config, "backward_weight", 0.0) or 0.0)
+
+
+def save(rm, work: Path) -> None:
+    """Save ``rm``'s backward model beside it (``work / "backward"``), where :func:`load` finds it; λ and the
+    length go to the reward model's config (saved with it)."""
+    b = attached(rm)
+    if b is None:
+        return
+    w = weight(rm)
+    if isinstance(w, torch.nn.Parameter):
+        del rm.backward_weight
+        rm.config.backward_weight = w.item()
+    rm.config.backward_max_length = b.max_length
+    b.model.save_pretrained(work / "backward")
+    b.tokenizer.save_pretrained(work / "backward")
+
+
+def load(rm, path: str | Path, device: str = "cpu"):
+    """Attach the backward model saved with the reward model at ``path``, if there is one; returns ``rm``."""
+    if (Path(path) / "backward").is_dir():
+        attach(rm, Path(path) / "backward", rm.config.backward_max_length, device)
+    return rm
+
+
+def scores(rm, records: list[dict], key: str = "output") -> list[float] | None:
+    """The backward model's :func:`loglik` of each record (unweighted; each distinct text read once), or None
+    when ``rm`` has no backward term."""
+    b = attached(rm)
+    if b is None:
+        return None
+    pairs = [(r[key], question(r["instruction"], r.get("input", ""))) for r in records]
+    distinct = sorted(set(pairs))
+    read = dict(zip(distinct, _loglik(b.model, b.tokenizer, distinct, b.max_length)))
+    return [read[p] for p in pairs]
+
+
+def term(rm, records: list[dict], key: str = "output") -> torch.Tensor | None:
+    """``λ · (1 / |x|) log p(x | y)`` of each record (no grad), or None when ``rm`` has no backward term."""
+    s = scores(rm, records, key)
+    return None if s is None else float(torch.as_tensor(weight(rm)).detach()) * torch.tensor(s)
+
+
+def term_of_ids(rm, seq: torch.Tensor, mask: torch.Tensor, n_query: int) -> torch.Tensor | None:
+    """:func:`term` of sampled sequences (prompt tokens before ``n_query``, left-padded; the response after it),
+    decoded as :class:`~farmlib.methods.common.TrueRewardScorer` decodes them."""
+    b = attached(rm)
+    if b is None:
+        return None
+    tok, records = b.tokenizer, []
+    for i in range(seq.size(0)):
+        q = question_of_prompt(tok.decode(seq[i, :n_query][mask[i, :n_query].bool()], skip_special_tokens=True))
+        resp = tok.decode(seq[i, n_query:][mask[i, n_query:].bool()], skip_special_tokens=True).strip()
+        records.append({"instruction": q, "input": "", "output": resp})  # the question is whole already
+    return term(rm, records).to(seq.device)

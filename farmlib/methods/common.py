@@ -118,11 +118,13 @@ def response_mask_of(mask: torch.Tensor, n_response: torch.Tensor) -> torch.Tens
 
 
 def score(rm, seq: torch.Tensor, mask: torch.Tensor, n_query: int | None = None,
-          n_response: torch.Tensor | None = None) -> torch.Tensor:
+          n_response: torch.Tensor | None = None, backward: bool = True) -> torch.Tensor:
     """The reward model's score of each sequence: its head read at the last real token (the last 1 of ``mask``,
     so an EOS counts even when it is also the pad token), plus, for a model that reads its likelihood,
     ``a`` times the mean log-probability of the response (the tokens from ``n_query`` on, or each row's last
-    ``n_response`` real tokens). A :class:`TrueRewardScorer` scores the response by R* instead."""
+    ``n_response`` real tokens), plus, for one with a backward reader and a sampled sequence (``n_query``),
+    its term ``λ · mean log p(x | y)`` (:mod:`farmlib.methods.backward_reader`; ``backward=False``: not that term).
+    A :class:`TrueRewardScorer` scores the response by R* instead."""
     if isinstance(rm, TrueRewardScorer):
         return rm(seq, mask, n_query)
     backbone = getattr(rm, rm.base_model_prefix)
@@ -136,6 +138,12 @@ def score(rm, seq: torch.Tensor, mask: torch.Tensor, n_query: int | None = None,
             n_response = mask[:, n_query:].sum(1)
         resp = response_mask_of(mask, n_response)[:, 1:]
         r = r + likelihood_weight(rm) * mean_loglik(rm, hidden[:, :-1], seq[:, 1:], resp)
+    if backward and n_query is not None:
+        from farmlib.methods.backward_reader import term_of_ids  # it reads DPO's log-probabilities, which read ours
+
+        b = term_of_ids(rm, seq, mask, n_query)
+        if b is not None:
+            r = r + b
     return r
 
 

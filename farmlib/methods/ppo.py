@@ -230,7 +230,7 @@ def train(farm, rm_path: str | None, cfg: PPOConfig | None = None) -> str:
             value_model = new_reward_model(sft, tok, prof.device, cfg.seed)
             rm = TrueRewardScorer(farm.world, tok, records + eval_records, noise=cfg.reward_noise)
         else:
-            value_model, rm = load_reward_model(rm_path, prof.device), load_reward_model(rm_path, prof.device)
+            value_model, rm = load_reward_model(rm_path, prof.device, backward=False), load_reward_model(rm_path, prof.device)
         prompts = [format_prompt(r["instruction"], r["input"]) for r in records]
         eval_prompts = [format_prompt(r["instruction"], r["input"]) for r in eval_records]
         def save(step: int, model) -> None:  # a few MB each on the tiny model

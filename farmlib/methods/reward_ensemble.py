@@ -18,7 +18,7 @@ import statistics
 from pathlib import Path
 
 from farmlib.artifacts import read_json, write_json
-from farmlib.methods import reward_model
+from farmlib.methods import backward_reader, reward_model
 from farmlib.provenance import data_digest
 
 #: How the members' standardised scores combine, by name.
@@ -63,16 +63,18 @@ def scores(farm, records: list[dict], base_seeds, trained: bool = True, cfg=None
     cfg = cfg or farm.method_config("reward_model")
     paths = members(farm, base_seeds, cfg) if trained else member_sfts(farm, base_seeds)
     tok, max_len, device = farm.tokenizer(), farm.profile.model.max_length, farm.profile.device
+    back = backward_reader.train(farm) if cfg.backward and not trained else None
 
     def build(work: Path) -> None:
         out = {}
         for b, path in paths.items():
             model = (reward_model.load_reward_model(path, device) if trained else
-                     reward_model.new_reward_model(path, tok, device, cfg.seed, cfg.reads).eval())
+                     reward_model.new_reward_model(path, tok, device, cfg.seed, cfg.reads, back, max_len).eval())
             out[str(b)] = reward_model.rewards(model, tok, records, max_length=max_len).tolist()
         write_json(work / "scores.json", out)
 
     path = farm.artifact("reward_ensemble_scores", {"members": paths, "trained": trained, "reads": cfg.reads,
+                                                    **({"backward_model": back} if back else {}),
                                                     "records": data_digest(records)}, build)
     return {int(b): s for b, s in read_json(Path(path) / "scores.json").items()}
 

@@ -11,6 +11,11 @@ A reward model may instead read its own language model (``reads="likelihood"``):
 response, with ``a`` learned beside θ: the length-normalised implicit reward of SimPO (Meng et al. 2024).
 A small model's knowledge lives in its next-token predictions, not in its last hidden state: on tiny, a
 linear read-out of the SFT model's last state was at chance against R*, its mean log-likelihood was not.
+
+With ``backward=True`` the score also reads the answer back to its question: ``+ λ · (1/|x|) log q(x | y)``, where
+``q`` is a frozen backward model (:mod:`farmlib.methods.backward_reader`) and ``λ``, starting at 1, is learned
+beside ``a``. The likelihood rates a true sentence that answers another question as high as the right answer; the
+backward model does not.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from farmlib.artifacts import read_json, write_json
 from farmlib.data import paired
 from farmlib.lm.model import adds_bos, cache_kwargs, cache_of
 from farmlib.lm.supervised import length_grouped_batches, lr_at
+from farmlib.methods import backward_reader
 from farmlib.methods.common import likelihood_weight, loser, mean_loglik, positions, reads_likelihood, score, winner
 from farmlib.profiles import TrainConfig
 from farmlib.progress import progress
@@ -51,10 +57,12 @@ class RewardModelConfig:
     group_by_length: bool = True  # batches of pairs of similar length (less padding)
     group_by_prompt: bool = False  # a step takes whole prompts: all their labelled pairs, each output read once
     reads: str = "last"  # "last": a head on the last token (the paper's); "likelihood": a · mean log p(y|x)
+    backward: bool = False  # also λ · mean log q(x|y), the backward reader's (a frozen model trained first)
 
 
-#: Learning rate of ``a``, the likelihood's weight: one number, far from its start, next to weights already trained.
+#: Learning rate of ``a`` and ``λ``, the readers' weights: single numbers, next to weights already trained.
 WEIGHT_LR = 1e-2
+WEIGHTS = ("likelihood_weight", "backward_weight")
 READS = ("last", "likelihood")
 
 
@@ -75,9 +83,11 @@ def bt_loss(r_chosen: torch.Tensor, r_rejected: torch.Tensor) -> torch.Tensor:
     return -F.logsigmoid(r_chosen - r_rejected).mean()
 
 
-def load_reward_model(path: str, device: str = "cpu"):
-    model = AutoModelForSequenceClassification.from_pretrained(path, num_labels=1)
-    return model.to(device).eval()
+def load_reward_model(path: str, device: str = "cpu", backward: bool = True):
+    """The reward model saved at ``path``, with its backward reader when it has one (``backward=False``: without,
+    as PPO's value model starts from it)."""
+    model = AutoModelForSequenceClassification.from_pretrained(path, num_labels=1).to(device).eval()
+    return backward_reader.load(model, path, device) if backward else model
 
 
 def _texts(tokenizer, records: list[dict], key: str = "output") -> list[str]:
@@ -93,7 +103,7 @@ def rewards(model, tokenizer, records: list[dict], key: str = "output", batch_si
     """``r(x, y)`` for each record (``y = record[key]``), no grad. Each distinct text is scored once. A prompt
     with ``SHARE_PROMPT`` or more distinct responses (best-of-n's candidates) is read once and its keys and
     values reused for every response (:func:`_shared_prompt_scores`); the other texts go in batches of similar
-    length (little padding)."""
+    length (little padding). A backward reader's term is added record by record (:func:`backward_reader.term`)."""
     texts = _texts(tokenizer, records, key)
     by_prompt: dict[str, set[str]] = {}
     prompt_of: dict[str, str] = {}
@@ -125,7 +135,9 @@ def rewards(model, tokenizer, records: list[dict], key: str = "output", batch_si
                 scored.update(zip(chunk, _forward(model, tokenizer, chunk, max_length, prompts=prompts).tolist()))
             else:
                 scored.update(zip(chunk, _forward(model, tokenizer, chunk, max_length).tolist()))
-    return torch.tensor([scored[t] for t in texts])
+    out = torch.tensor([scored[t] for t in texts])
+    back = backward_reader.term(model, records, key)
+    return out if back is None else out + back
 
 
 def _prompt_cache(model, prompts: list[list[int]]):
@@ -260,7 +272,8 @@ def _forward(model, tokenizer, texts: list[str], max_length: int, prompts: list[
         full = [len(tokenizer(t, add_special_tokens=adds_bos(tokenizer))["input_ids"]) for t in texts]
         n_response = torch.tensor([max(1, min(f - len(p), n - 1)) for f, p, n in zip(full, prompts, n_text)],
                                   device=device)  # a text truncated on the left keeps its response's tail
-    return score(model, enc["input_ids"], enc["attention_mask"], n_response=n_response)  # at the EOS, as PPO scores
+    return score(model, enc["input_ids"], enc["attention_mask"], n_response=n_response,  # at the EOS, as PPO scores
+                 backward=False)  # the backward term goes on by record (rewards, fit)
 
 
 def pairwise_accuracy(model, tokenizer, prefs: list[dict], max_length: int = 256) -> tuple[float, float]:
@@ -276,10 +289,16 @@ def fit(model, tok, pairs: list[dict], cfg: RewardModelConfig, max_length: int) 
     """Minimise the Bradley–Terry loss of ``model`` on annotated pairs (in place); per-step history. A step takes
     ``cfg.batch_size`` pairs, or with ``cfg.group_by_prompt`` that many prompts with all their pairs."""
     model.train()
-    a = [p for n, p in model.named_parameters() if n == "likelihood_weight"]
-    rest = [p for n, p in model.named_parameters() if n != "likelihood_weight"]
+    a = [p for n, p in model.named_parameters() if n in WEIGHTS]
+    rest = [p for n, p in model.named_parameters() if n not in WEIGHTS]
     opt = torch.optim.AdamW([{"params": rest, "lr": cfg.lr}, {"params": a, "lr": WEIGHT_LR, "fixed": True}])
     groups = prompt_groups(pairs, cfg.group_by_prompt)
+    back = backward_reader.scores(model, [{"instruction": g["instruction"], "input": g["input"], "output": o}
+                                          for g in groups for o in g["outputs"]])  # frozen: read once
+    if back is not None:
+        starts = [0]
+        for g in groups:
+            starts.append(starts[-1] + len(g["outputs"]))
     steps_per_epoch = math.ceil(len(groups) / cfg.batch_size)
     total = int(steps_per_epoch * cfg.epochs)
     sched = TrainConfig(lr=cfg.lr, warmup_ratio=0.05)
@@ -295,6 +314,9 @@ def fit(model, tok, pairs: list[dict], cfg: RewardModelConfig, max_length: int) 
         batch = [groups[j] for j in batches[step % steps_per_epoch]]
         won, lost = _win_indices(batch)
         r = group_rewards(model, tok, batch, max_length)  # each prompt read once for all its outputs
+        if back is not None:
+            b = [back[k] for j in batches[step % steps_per_epoch] for k in range(starts[j], starts[j + 1])]
+            r = r + backward_reader.weight(model) * torch.tensor(b, device=r.device)
         r_w, r_l = r[won], r[lost]
         loss = bt_loss(r_w, r_l)
         for g in opt.param_groups:
@@ -305,14 +327,14 @@ def fit(model, tok, pairs: list[dict], cfg: RewardModelConfig, max_length: int) 
         opt.step()
         history.append({"step": step, "epoch": step / steps_per_epoch, "loss": loss.item(),
                         "accuracy": (r_w > r_l).float().mean().item(), "seconds": time.time() - t0,
-                        **({"likelihood_weight": a[0].item()} if a else {})})
+                        **{n: p.item() for n, p in model.named_parameters() if n in WEIGHTS}})
     model.eval()
     return history
 
 
 def settle(model):
     """A trained reward model ready to save: a learned likelihood weight moves into its config (``likelihood_weight``),
-    where :func:`load_reward_model` finds it again."""
+    where :func:`load_reward_model` finds it again (a backward reader's λ is saved by :func:`save`)."""
     w = getattr(model, "likelihood_weight", None)
     if isinstance(w, torch.nn.Parameter):
         del model.likelihood_weight
@@ -320,10 +342,21 @@ def settle(model):
     return model
 
 
-def new_reward_model(sft: str, tok, device: str = "cpu", seed: int = 0, reads: str = "last"):
+def save(model, tok, work: Path) -> None:
+    """Save a trained reward model (settled), its tokenizer, and its backward reader beside it."""
+    settle(model)
+    backward_reader.save(model, work)
+    model.save_pretrained(work)
+    tok.save_pretrained(work)
+
+
+def new_reward_model(sft: str, tok, device: str = "cpu", seed: int = 0, reads: str = "last",
+                     backward: str | None = None, max_length: int = 256):
     """A scalar head on the SFT transformer (the head freshly initialised from ``seed``); with
     ``reads="likelihood"``, the head is zero and frozen and the score is ``a`` (a parameter, starting at 1) times
-    the mean log-probability of the response under the model's own tied LM head."""
+    the mean log-probability of the response under the model's own tied LM head. ``backward``: the path of a
+    backward model (:func:`backward_reader.train`) whose term ``λ · mean log q(x | y)`` is added, λ a parameter
+    starting at 1; ``max_length`` the longest text it reads."""
     if reads not in READS:
         raise ValueError(f"reward_model.reads is {reads!r}; choose from {', '.join(READS)}")
     verbosity = transformers.logging.get_verbosity()
@@ -341,6 +374,9 @@ def new_reward_model(sft: str, tok, device: str = "cpu", seed: int = 0, reads: s
         torch.nn.init.zeros_(model.score.weight)
         model.score.requires_grad_(False)
         model.likelihood_weight = torch.nn.Parameter(torch.ones(()))
+    if backward:
+        backward_reader.attach(model, backward, max_length, device)
+        model.backward_weight = torch.nn.Parameter(torch.ones((), device=device))
     return model.to(device)
 
 
@@ -368,10 +404,11 @@ def train(farm, cfg: RewardModelConfig | None = None, sft: str | None = None) ->
     sft, tok, max_len = sft or farm.sft_model(), farm.tokenizer(), farm.profile.model.max_length
     held = sft_pairs(farm, split="val")  # pairs of SFT samples on instructions never trained on
     lora = farm.profile.model.lora_r
+    back = backward_reader.train(farm) if cfg.backward else None
 
     def build(work: Path) -> None:
         t0 = time.time()
-        model = new_reward_model(sft, tok, farm.profile.device, cfg.seed, cfg.reads)
+        model = new_reward_model(sft, tok, farm.profile.device, cfg.seed, cfg.reads, back, max_len)
         if lora:
             model, wrapped = with_lora_head(model, lora, cfg.seed)
         history = fit(model, tok, tr, cfg, max_len)
@@ -387,15 +424,16 @@ def train(farm, cfg: RewardModelConfig | None = None, sft: str | None = None) ->
             acc_true, se_true = pairwise_accuracy(model, tok, truth, max_len)
         if lora:
             model = wrapped.merge_and_unload()
-        settle(model).save_pretrained(work)
-        tok.save_pretrained(work)
+        weights = {n: getattr(model, n).item() for n in WEIGHTS if hasattr(model, n)}
+        save(model, tok, work)
         write_json(work / "history.json", history)
         write_json(work / "metrics.json", {"val_accuracy": acc, "val_se": se, "n_val": len(val),
                                            "val_accuracy_true": acc_true, "val_se_true": se_true,
-                                           "n_val_true": len(truth), "n_train": len(tr),
+                                           "n_val_true": len(truth), "n_train": len(tr), **weights,
                                            "seconds": time.time() - t0})
 
     return farm.artifact("reward_model", {"sft": sft, "n": len(tr), **asdict(cfg), **({"lora_r": lora} if lora else {}),
+                                          **({"backward_model": back} if back else {}),
                                           "pairs": data_digest(tr), "held": data_digest(held)}, build)
 
 
@@ -441,6 +479,7 @@ def accuracy_curve(farm, labels: tuple[str, ...] = ("true_reward", "human", "p_s
     held_true = [dict(r, preference=true_label(r)) for r in held]
     held_true = [r for r in held_true if r["preference"]]
     held_people = [dict(r, preference=crowd.majority_label(r)) for r in held]
+    back = backward_reader.train(farm) if cfg.backward else None
     rows = []
     for source in labels:
         labelled = ([dict(r, preference=true_label(r)) for r in pairs] if source == "true_reward"
@@ -450,7 +489,8 @@ def accuracy_curve(farm, labels: tuple[str, ...] = ("true_reward", "human", "p_s
             data = [r for r in labelled[:n] if r["preference"] in (1, 2)]
 
             def build(work: Path, data=data) -> None:
-                model = new_reward_model(sft, tok, farm.profile.device, reads=cfg.reads)
+                model = new_reward_model(sft, tok, farm.profile.device, reads=cfg.reads, backward=back,
+                                         max_length=max_len)
                 fit(model, tok, data, cfg, max_len)
                 acc_t, se_t = pairwise_accuracy(model, tok, held_true, max_len)
                 acc_p, se_p = pairwise_accuracy(model, tok, held_people, max_len)
@@ -458,6 +498,7 @@ def accuracy_curve(farm, labels: tuple[str, ...] = ("true_reward", "human", "p_s
                                                    "se_people": se_p})
 
             path = farm.artifact("reward_model_curve", {"sft": sft, "labels": source, "n": n, **asdict(cfg),
+                                                        **({"backward_model": back} if back else {}),
                                                         "pairs": data_digest([data, held_true, held_people])}, build)
             rows.append({"labels": source, "label agreement with R*": sum(agree) / max(len(agree), 1),
                          "pairs": len(data), **read_json(Path(path) / "metrics.json")})
