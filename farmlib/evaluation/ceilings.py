@@ -230,13 +230,16 @@ def teacher_picks(farm, candidates: list[list[dict]]) -> list[dict]:
 
 def untrained_picks(farm, candidates: list[list[dict]], cfg=None) -> list[dict]:
     """The reward model's favourite *before it sees a label* (``cfg``: the chapter's reward-model config): with
-    ``reads="likelihood"`` the SFT model's mean log-likelihood of the answer, with ``"last"`` a fresh head. What the
-    trained reward model adds to it is what it learned from its labels."""
+    ``reads="likelihood"`` the SFT model's mean log-likelihood of the answer, with ``"last"`` a fresh head, and with
+    ``backward`` the backward reader's term beside it at weight 1. What the trained reward model adds to it is what
+    it learned from its labels."""
+    from farmlib.methods import backward_reader
     from farmlib.methods.reward_model import new_reward_model, rewards
 
     cfg = cfg or farm.method_config("reward_model")
-    tok = farm.tokenizer()
-    model = new_reward_model(farm.sft_model(), tok, farm.profile.device, cfg.seed, cfg.reads).eval()
+    tok, max_len = farm.tokenizer(), farm.profile.model.max_length
+    back = backward_reader.train(farm) if cfg.backward else None
+    model = new_reward_model(farm.sft_model(), tok, farm.profile.device, cfg.seed, cfg.reads, back, max_len).eval()
     flat = [c for row in candidates for c in row]
     return best_picks(candidates, rewards(model, tok, flat, max_length=farm.profile.model.max_length).tolist())
 
