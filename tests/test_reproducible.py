@@ -31,7 +31,7 @@ board = leaderboard_of_methods(Farm("micro"), names[::-1] if sys.argv[1] == "rev
 print(json.dumps(board.drop(columns=["train_seconds", "paper_row", "paper_sim", "paper_human"]).to_dict("records")))
 """
 #: Every kind of artifact the leaderboard builds.
-KINDS = {"splits", "tokenizer", "base", "sft", "samples", "preferences", "reward_model", "feedme",
+KINDS = {"splits", "tokenizer", "base", "sft", "samples", "preferences", "backward_reader", "reward_model", "feedme",
          "reward_conditioning", "dpo", "kto", "best_of_n", "expert_iteration", "ppo", "quark", "judge_lm", "judge_head",
          "judge_calibration"}
 
