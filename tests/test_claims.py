@@ -170,8 +170,18 @@ def test_a_flat_reward_model_curve_gives_what_the_labels_buy_per_doubling():
          "extrapolation": "no number of pairs (the fitted line does not rise)"}]
     why = C.reasons(m, C.claims(m))
     assert "already agrees with the people on 61.4 %" in why
+    assert "without the flipped quarter, agree with the people on 65.0 % of those pairs" in why
+    assert "it starts where its teachers stand" in why  # 3.6 points: within twice its standard error
     assert "which agree with R* on 65 % of its training pairs, it moves -0.2 points" in why
     assert "no number of pairs reaches" in why and "takes about 2,200,000 pairs" in why
+
+
+def test_a_reward_model_below_its_teachers_is_told_the_room_left():
+    m = _with("reward_model.accuracy_curve", [{"labels": "p_sim_ann", "pairs": 0, "acc_people": 0.614, "se_people": 0.024},
+                                              {"labels": "p_sim_ann", "pairs": 7991, "acc_people": 0.606, "se_people": 0.024}])
+    m["annotators"]["annotators"]["p_sim_eval"]["agreement"] = 0.708
+    why = C.reasons(m, C.claims(m))
+    assert "on 70.8 % of those pairs (chapter 4): 9.4 points above its start, room their labels did not fill" in why
 
 
 def test_no_fall_is_set_beside_how_little_the_labels_moved_the_picks():
