@@ -184,6 +184,14 @@ def test_a_reward_model_below_its_teachers_is_told_the_room_left():
     assert "on 70.8 % of those pairs (chapter 4): 9.4 points above its start, room their labels did not fill" in why
 
 
+def test_a_reward_model_above_its_teachers_is_told_their_labels_pull_it_down():
+    m = _with("reward_model.accuracy_curve", [{"labels": "p_sim_ann", "pairs": 0, "acc_people": 0.708, "se_people": 0.024},
+                                              {"labels": "p_sim_ann", "pairs": 7991, "acc_people": 0.66, "se_people": 0.024}])
+    m["annotators"]["annotators"]["p_sim_eval"]["agreement"] = 0.614
+    why = C.reasons(m, C.claims(m))
+    assert "it starts 9.4 points above its teachers" in why and "where its teachers stand" not in why
+
+
 def test_no_fall_is_set_beside_how_little_the_labels_moved_the_picks():
     m = _with("overoptimisation.verdict.human.significant_fall", False)
     m["overoptimisation"]["mean_true_reward"] = [-0.17, 0.39, 0.32]

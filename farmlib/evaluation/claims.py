@@ -278,12 +278,13 @@ def _why_reward_model(m: dict[str, dict]) -> str | None:
                      f"agrees with the people on {100 * prior['acc_people']:.1f} % of the held-out pairs.")
         teachers = m.get("annotators", {}).get("annotators", {}).get("p_sim_eval", {}).get("agreement")
         if teachers is not None:  # chapter 4 scores the judges on the same held-out pairs of SFT samples
-            room = 100 * (teachers - prior["acc_people"])
+            room, noise = 100 * (teachers - prior["acc_people"]), 2 * 100 * prior["se_people"]
             parts.append(f"The judges whose labels it learns, without the flipped quarter, agree with the people on "
                          f"{100 * teachers:.1f} % of those pairs (chapter 4): "
-                         + ("it starts where its teachers stand, and their labels can lift it little further."
-                            if room < 2 * 100 * prior["se_people"] else
-                            f"{room:.1f} points above its start, room their labels did not fill."))
+                         + (f"{room:.1f} points above its start, room their labels did not fill." if room >= noise else
+                            f"it starts {-room:.1f} points above its teachers, whose labels can only pull it towards "
+                            "their own level." if room <= -noise else
+                            "it starts where its teachers stand, and their labels can lift it little further."))
     for labels, who in ((annotator, f"`{annotator}`'s labels"), ("true_reward", "R*'s own labels")):
         if labels in scale:
             r = scale[labels]
