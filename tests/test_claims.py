@@ -192,6 +192,19 @@ def test_a_reward_model_above_its_teachers_is_told_their_labels_pull_it_down():
     assert "it starts 9.4 points above its teachers" in why and "where its teachers stand" not in why
 
 
+def test_the_papers_head_is_told_beside_the_reward_models_miss():
+    m = _with("reward_model.accuracy_curve", [{"labels": "p_sim_ann", "pairs": 0, "acc_people": 0.693, "se_people": 0.012},
+                                              {"labels": "p_sim_ann", "pairs": 7991, "acc_people": 0.683, "se_people": 0.012}])
+    m["reward_model"]["accuracy_curve_paper_head"] = [
+        {"labels": "p_sim_ann", "pairs": 999, "acc_people": 0.527, "se_people": 0.012},
+        {"labels": "p_sim_ann", "pairs": 7991, "acc_people": 0.563, "se_people": 0.012}]
+    why = C.reasons(m, C.claims(m))
+    assert "a new head on the last token, learns from the same labels and rises: 52.7 % against the people" in why
+    assert "56.3 % with 7,991." in why
+    m["reward_model"]["accuracy_curve_paper_head"][1]["acc_people"] = 0.54
+    assert "does not rise beyond its noise" in C.reasons(m, C.claims(m))
+
+
 def test_no_fall_is_set_beside_how_little_the_labels_moved_the_picks():
     m = _with("overoptimisation.verdict.human.significant_fall", False)
     m["overoptimisation"]["mean_true_reward"] = [-0.17, 0.39, 0.32]

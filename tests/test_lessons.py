@@ -308,6 +308,28 @@ def test_curve_sentence_reads_the_people_column():
     assert "comes from where it started" in flat and "so the labels move" not in flat
 
 
+def test_the_papers_head_is_drawn_and_read_beside_the_books_reward_model():
+    import matplotlib
+
+    from farmlib.evaluation import reward_model_report as report
+
+    matplotlib.use("Agg")
+    curve = pd.DataFrame({"labels": ["p_sim_ann"] * 3, "pairs": [0, 1000, 8000], "acc_people": [0.69, 0.68, 0.68],
+                          "se_people": [0.02] * 3})
+    head = pd.DataFrame({"labels": ["p_sim_ann"] * 3, "pairs": [250, 1000, 8000], "acc_people": [0.51, 0.53, 0.563],
+                         "se_people": [0.02] * 3})
+    fig = report.head_curve_figure(curve, head, "p_sim_ann")
+    assert len(fig.axes[0].containers) == 2 and fig.axes[0].get_ylabel() == "held-out accuracy against people (%)"
+    s = report.head_sentence(curve, head, "p_sim_ann", 0.63)
+    assert "51.0 % of the held-out pairs with 250 pairs and 56.3 ± 2.0 % with 8,000" in s
+    assert "rises 5.3 points, beyond twice its standard error" in s and "6.7 points below the 63 %" in s
+    assert "starts at 69.0 % with 0 pairs and ends at 68.0 % with 8,000" in s and "starts above where" in s
+    s = report.head_sentence(curve, head.assign(acc_people=[0.52, 0.55, 0.70]), "p_sim_ann", 0.63)
+    assert "7.0 points above the 63 %" in s and "reaches where this book's starts" in s
+    flat = report.head_sentence(curve, head.assign(acc_people=[0.52, 0.53, 0.54]), "p_sim_ann", 0.63)
+    assert "moves +2.0 points, within twice its standard error (4.0)" in flat
+
+
 def test_dpo_curves_two_panels_with_labels_that_do_not_overlap():
     import matplotlib
 

@@ -285,6 +285,13 @@ def _why_reward_model(m: dict[str, dict]) -> str | None:
                             f"it starts {-room:.1f} points above its teachers, whose labels can only pull it towards "
                             "their own level." if room <= -noise else
                             "it starts where its teachers stand, and their labels can lift it little further."))
+    head = sorted((r for r in rm.get("accuracy_curve_paper_head", []) if r["pairs"] > 0), key=lambda r: r["pairs"])
+    if len(head) >= 2:
+        a, b = head[0], head[-1]
+        rose = 100 * (b["acc_people"] - a["acc_people"]) > 2 * 100 * max(a["se_people"], b["se_people"])
+        parts.append(f"The paper's reward model, a new head on the last token, learns from the same labels "
+                     f"{'and rises' if rose else 'and does not rise beyond its noise'}: {100 * a['acc_people']:.1f} % "
+                     f"against the people with {a['pairs']:,} pairs, {100 * b['acc_people']:.1f} % with {b['pairs']:,}.")
     for labels, who in ((annotator, f"`{annotator}`'s labels"), ("true_reward", "R*'s own labels")):
         if labels in scale:
             r = scale[labels]

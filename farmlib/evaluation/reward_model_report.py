@@ -226,3 +226,48 @@ def people_sentence(curve: pd.DataFrame) -> str:
             "not from the labels")
     return (" Against the people's majority on the same held-out pairs (what a reward model is meant to predict) it "
             "ranks " + "; ".join(parts) + f", {what}.")
+
+
+def head_curve_figure(curve: pd.DataFrame, head: pd.DataFrame, labels: str):
+    """Held-out accuracy against the people's majority by training pairs (``labels``' pairs): the book's reward model
+    (``curve``; its point before any label a dashed line, as a log axis has no 0) beside the paper's, a new head on
+    the last token (``head``), both with their standard errors."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4))
+    ours = curve[curve["labels"] == labels]
+    for name, g in (("this book's (likelihood, backward reader)", ours[ours["pairs"] > 0]),
+                    ("the paper's (a new head on the last token)", head[head["pairs"] > 0])):
+        ax.errorbar(g["pairs"], 100 * g["acc_people"], yerr=100 * g["se_people"], marker="o", capsize=3, label=name)
+    start = ours[ours["pairs"] == 0]
+    if len(start):
+        ax.axhline(100 * start["acc_people"].iloc[0], color="black", ls="--", lw=1, label="this book's, before any label")
+    ax.axhline(50, color="gray", ls=":", lw=1)
+    ax.set(xscale="log", xlabel=f"training pairs ({labels}'s labels)", ylabel="held-out accuracy against people (%)",
+           title="Two reward models on the same pairs")
+    ax.legend(title="reward model", fontsize="small")
+    fig.tight_layout()
+    return fig
+
+
+def head_sentence(curve: pd.DataFrame, head: pd.DataFrame, labels: str, target: float) -> str:
+    """What :func:`head_curve_figure` shows: where each reward model starts and ends against the people, whether the
+    paper's head rises beyond twice the larger standard error of its two ends, and how far its last point is from
+    ``target`` (a fraction, the accuracy the claim asks for)."""
+    h = head[head["pairs"] > 0].sort_values("pairs", kind="stable")
+    ours = curve[curve["labels"] == labels].sort_values("pairs", kind="stable")
+    a, b = h.iloc[0], h.iloc[-1]
+    d, se = 100 * (b.acc_people - a.acc_people), 100 * max(a.se_people, b.se_people)
+    rise = (f"rises {d:.1f} points, beyond twice its standard error" if d > 2 * se else
+            f"moves {d:+.1f} points, within twice its standard error ({2 * se:.1f})")
+    o0, o1 = ours.iloc[0], ours.iloc[-1]
+    end = (f"{100 * (target - b.acc_people):.1f} points below" if b.acc_people < target else
+           f"{100 * (b.acc_people - target):.1f} points above")
+    ahead = ("it starts above where the paper's head ends, so the rising curve is the paper's reward model's, not "
+             "the better one's." if o0.acc_people > b.acc_people else "the paper's head reaches where this book's starts.")
+    return (f"The paper's reward model, a new head on the SFT model's last token, learns from the same `{labels}` pairs: "
+            f"against the people's majority it ranks {100 * a.acc_people:.1f} % of the held-out pairs with "
+            f"{int(a.pairs):,} pairs and {100 * b.acc_people:.1f} ± {100 * b.se_people:.1f} % with {int(b.pairs):,}: it "
+            f"{rise}, and ends {end} the {100 * target:.0f} % the claim asks for at 10k pairs. This book's reward model "
+            f"starts at {100 * o0.acc_people:.1f} % with {int(o0.pairs):,} pairs and ends at {100 * o1.acc_people:.1f} % "
+            f"with {int(o1.pairs):,}: {ahead}")
