@@ -263,8 +263,8 @@ def head_sentence(curve: pd.DataFrame, head: pd.DataFrame, labels: str, target: 
     o0, o1 = ours.iloc[0], ours.iloc[-1]
     end = (f"{100 * (target - b.acc_people):.1f} points below" if b.acc_people < target else
            f"{100 * (b.acc_people - target):.1f} points above")
-    ahead = ("it starts above where the paper's head ends, so the rising curve is the paper's reward model's, not "
-             "the better one's." if o0.acc_people > b.acc_people else "the paper's head reaches where this book's starts.")
+    ahead = ("before any label it is already above where the paper's head ends." if o0.acc_people > b.acc_people else
+             "the paper's head reaches where this book's starts.")
     return (f"The paper's reward model, a new head on the SFT model's last token, learns from the same `{labels}` pairs: "
             f"against the people's majority it ranks {100 * a.acc_people:.1f} % of the held-out pairs with "
             f"{int(a.pairs):,} pairs and {100 * b.acc_people:.1f} ± {100 * b.se_people:.1f} % with {int(b.pairs):,}: it "
