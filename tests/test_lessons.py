@@ -323,7 +323,7 @@ def test_the_papers_head_is_drawn_and_read_beside_the_books_reward_model():
     s = report.head_sentence(curve, head, "p_sim_ann", 0.63)
     assert "51.0 % of the held-out pairs with 250 pairs and 56.3 ± 2.0 % with 8,000" in s
     assert "rises 5.3 points, beyond twice its standard error" in s and "6.7 points below the 63 %" in s
-    assert "starts at 69.0 % with 0 pairs and ends at 68.0 % with 8,000" in s and "already above where the paper's head ends" in s
+    assert "starts at 69.0 % before any label and ends at 68.0 % with 8,000" in s and "already above where the paper's head ends" in s
     s = report.head_sentence(curve, head.assign(acc_people=[0.52, 0.55, 0.70]), "p_sim_ann", 0.63)
     assert "7.0 points above the 63 %" in s and "reaches where this book's starts" in s
     flat = report.head_sentence(curve, head.assign(acc_people=[0.52, 0.53, 0.54]), "p_sim_ann", 0.63)

@@ -269,5 +269,6 @@ def head_sentence(curve: pd.DataFrame, head: pd.DataFrame, labels: str, target: 
             f"against the people's majority it ranks {100 * a.acc_people:.1f} % of the held-out pairs with "
             f"{int(a.pairs):,} pairs and {100 * b.acc_people:.1f} ± {100 * b.se_people:.1f} % with {int(b.pairs):,}: it "
             f"{rise}, and ends {end} the {100 * target:.0f} % the claim asks for at 10k pairs. This book's reward model "
-            f"starts at {100 * o0.acc_people:.1f} % with {int(o0.pairs):,} pairs and ends at {100 * o1.acc_people:.1f} % "
+            f"starts at {100 * o0.acc_people:.1f} % " + ("before any label" if o0.pairs == 0 else f"with {int(o0.pairs):,} pairs")
+            + f" and ends at {100 * o1.acc_people:.1f} % "
             f"with {int(o1.pairs):,}: {ahead}")
