@@ -168,6 +168,17 @@ def needed_accuracy_figure(oracle: pd.DataFrame, n_max: int, ours: tuple[float, 
     return fig
 
 
+def _pairs_axis(ax) -> None:
+    """A log axis of training pairs labelled in plain numbers at 1, 2 and 5 times each power of ten (200, 500, 1,000),
+    without the minor ticks' labels, which overlap on a narrow figure."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    ax.set_xscale("log")
+    ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:,.0f}"))
+    ax.xaxis.set_minor_formatter(NullFormatter())
+
+
 def accuracy_curve_figure(curve: pd.DataFrame):
     """Held-out accuracy against R* (with its standard error) by training pairs, one line per label source; a point
     at 0 pairs (the reward model before any label) is a dashed line across, as a log axis has no 0."""
@@ -180,7 +191,8 @@ def accuracy_curve_figure(curve: pd.DataFrame):
     if len(untrained):
         ax.axhline(100 * untrained["acc_true"].iloc[0], color="black", ls="--", lw=1, label="before any label")
     ax.axhline(50, color="gray", ls=":", lw=1)
-    ax.set(xscale="log", xlabel="training pairs", ylabel="held-out accuracy against R* (%)",
+    _pairs_axis(ax)
+    ax.set(xlabel="training pairs", ylabel="held-out accuracy against R* (%)",
            title="Reward-model accuracy by training pairs and label source")
     ax.legend(title="labels")
     fig.tight_layout()
@@ -234,7 +246,7 @@ def head_curve_figure(curve: pd.DataFrame, head: pd.DataFrame, labels: str):
     the last token (``head``), both with their standard errors."""
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(7, 4))
+    fig, ax = plt.subplots(figsize=(7, 4.6))
     ours = curve[curve["labels"] == labels]
     for name, g in (("this book's (likelihood, backward reader)", ours[ours["pairs"] > 0]),
                     ("the paper's (a new head on the last token)", head[head["pairs"] > 0])):
@@ -243,9 +255,10 @@ def head_curve_figure(curve: pd.DataFrame, head: pd.DataFrame, labels: str):
     if len(start):
         ax.axhline(100 * start["acc_people"].iloc[0], color="black", ls="--", lw=1, label="this book's, before any label")
     ax.axhline(50, color="gray", ls=":", lw=1)
-    ax.set(xscale="log", xlabel=f"training pairs ({labels}'s labels)", ylabel="held-out accuracy against people (%)",
+    _pairs_axis(ax)
+    ax.set(xlabel=f"training pairs ({labels}'s labels)", ylabel="held-out accuracy against people (%)",
            title="Two reward models on the same pairs")
-    ax.legend(title="reward model", fontsize="small")
+    ax.legend(fontsize="small", loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, frameon=False)
     fig.tight_layout()
     return fig
 
