@@ -123,7 +123,7 @@ LIKELIHOOD_RM = {"reads": "likelihood", "lr": 3e-5, "epochs": 1.0, "backward": T
 _MICRO_METHODS = {"reward_model": {"reads": "likelihood", "backward": True},
                   "ppo": {"steps": 4, "rollout_batch": 8, "minibatch": 4, "n_eval_prompts": 8, "eval_every": 2},
                   "quark": {"rounds": 2, "prompts_per_round": 20, "batch_size": 4},
-                  "best_of_n": {"n_max": 4}, "expert_iteration": {"n": 2, "n_prompts": 20},
+                  "best_of_n": {"n_max": 4}, "expert_iteration": {"n": 2, "n_prompts": 20, "rounds": 2},
                   "best_of_n_curve": {"n_max": 16, "n_prompts": 8}}
 
 PROFILES: dict[str, Profile] = {

@@ -38,10 +38,12 @@ def candidates(farm, cfg: BestOfNConfig, model: str | None = None) -> list[list[
                          generator=f"sample{k}", n=cfg.n_prompts) for k in range(cfg.n_max)]
 
 
-def select(farm, rm_path: str, cfg: BestOfNConfig | None = None) -> dict:
-    """``{"outputs": {n: records}, "mean_reward": {n: float}, "rewards": [k][i]}``, cached."""
+def select(farm, rm_path: str, cfg: BestOfNConfig | None = None, model: str | None = None) -> dict:
+    """``{"outputs": {n: records}, "mean_reward": {n: float}, "rewards": [k][i]}``, cached; the candidates are
+    ``model``'s samples (default: SFT's)."""
     cfg = cfg or farm.method_config("best_of_n")
-    cands = candidates(farm, cfg)
+    model = model or farm.sft_model()
+    cands = candidates(farm, cfg, model)
 
     def build(work: Path) -> None:
         rm, tok = load_reward_model(rm_path, farm.profile.device), farm.tokenizer()
@@ -56,7 +58,7 @@ def select(farm, rm_path: str, cfg: BestOfNConfig | None = None) -> dict:
             n *= 2
         write_json(work / "best_of_n.json", {"outputs": out, "mean_reward": mean, "rewards": r.tolist()})
 
-    path = farm.artifact("best_of_n", {"rm": rm_path, "sft": farm.sft_model(), **asdict(cfg),
+    path = farm.artifact("best_of_n", {"rm": rm_path, "sft": model, **asdict(cfg),  # "sft": the sampler
                                        "candidates": data_digest(cands)}, build)
     res = read_json(Path(path) / "best_of_n.json")
     res["outputs"] = {int(k): v for k, v in res["outputs"].items()}
