@@ -18,14 +18,14 @@ def test_round_sentence_reads_a_climb_beyond_noise():
     rows = [_row(1, 32.0, 4.8, 1.6, 0.55), _row(2, 34.2, 7.0, 1.6, 0.74), _row(3, 35.5, 8.2, 1.7, 0.79, d1=3.4, se1=1.5)]
     text = report.round_sentence(rows)
     assert "32.0 → 34.2 → 35.5 %" in text and "+8.2 ± 1.7" in text and "a clear gain" in text
-    assert "+3.4 ± 1.5 points" in text and "added more than twice their noise" in text and "0.55 → 0.79" in text and "truly better" in text
+    assert "+3.4 ± 1.5 points" in text and "more than twice its noise" in text and "0.55 → 0.79" in text and "truly better" in text
 
 
 def test_round_sentence_says_when_later_rounds_add_nothing_or_lose():
     flat = report.round_sentence([_row(1, 30.0, 2.5, 1.6), _row(2, 30.5, 3.0, 1.6, d1=0.5, se1=1.2)])
-    assert "within noise" in flat and "less than twice their noise" in flat and "R*" not in flat
+    assert "within noise" in flat and "less than twice its noise" in flat and "R*" not in flat
     worse = report.round_sentence([_row(1, 33.0, 6.0, 1.5, 0.6), _row(2, 26.0, -1.0, 1.5, 0.5, d1=-7.0, se1=1.4)])
-    assert "cost more than twice their noise" in worse and "did not get truly better" in worse
+    assert "a loss of more than twice its noise" in worse and "did not get truly better" in worse
     one = report.round_sentence([_row(1, 30.0, 4.0, 1.5)])
     assert "a clear gain" in one and "From round 1" not in one
 

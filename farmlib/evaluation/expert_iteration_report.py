@@ -66,11 +66,11 @@ def round_sentence(rows: list[dict], annotator: str = "human") -> str:
             f"instructions ({verdict}).")
     if len(rows) > 1:
         gain, noise = last[f"d1_{annotator}"], last[f"se1_{annotator}"]  # paired against round 1's samples
-        more = ("the later rounds added more than twice their noise: the reranker, applied again to a better "
-                "sampler, found better answers again" if gain > 2 * noise else
-                "the later rounds cost more than twice their noise" if gain < -2 * noise else
-                "the later rounds moved it by less than twice their noise")
-        text += f" From round 1 to round {last['round']} it moved {gain:+.1f} ± {noise:.1f} points: {more}."
+        more = ("more than twice its noise: the reranker, applied again to a better sampler, found better answers "
+                "again" if gain > 2 * noise else
+                "a loss of more than twice its noise: the later rounds cost more than they gave" if gain < -2 * noise
+                else "less than twice its noise: the later rounds added little")
+        text += f" From round 1 to round {last['round']} it moved {gain:+.1f} ± {noise:.1f} points, paired, {more}."
     if "winners' R*" in rows[0]:
         r0, r1 = first["winners' R*"], last["winners' R*"]
         text += (f" The true reward R* of the winners went {r0:.2f} → {r1:.2f} on the unlabeled instructions, "
