@@ -17,11 +17,12 @@ from farmlib.world import format_prompt
 
 @dataclass
 class ExpertIterationConfig:
-    """Best-of-n on unlabeled instructions, then supervised fine-tuning on the winners, ``rounds`` times."""
+    """Best-of-n on unlabeled instructions, then supervised fine-tuning on the winners, ``rounds`` times. The
+    defaults are the paper's (one round of best-of-16 on the whole unlabeled split); profiles set their own."""
 
-    n: int = 8  # samples per instruction; the reward model keeps the best
-    n_prompts: int = 4000  # instructions of the unlabeled split (tiny's whole split)
-    rounds: int = 3  # sample-rerank-fine-tune rounds; round k samples from round k-1's policy
+    n: int = 16  # samples per instruction; the reward model keeps the best
+    n_prompts: int | None = None  # first instructions of the unlabeled split (None: all of it)
+    rounds: int = 1  # sample-rerank-fine-tune rounds; round k samples from round k-1's policy
     epochs: float = 2.0  # passes over a round's winners
     lr: float = 5e-4  # peak learning rate
     batch_size: int = 32  # examples per step
