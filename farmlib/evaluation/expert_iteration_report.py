@@ -38,15 +38,18 @@ def round_rows(farm, history: list[dict], sft_outs: list[dict], run: str) -> lis
     return rows
 
 
+_WHO = {"human": "people", "p_sim_eval": "judges"}  # short column names: the table must fit the page
+
+
 def round_table(rows: list[dict]) -> pd.DataFrame:
-    """:func:`round_rows` for the page: one row per round, win-rates as "w (d ± se)"."""
+    """:func:`round_rows` for the page: one row per round, win-rates as "w (d ± se)" under "people" and "judges"."""
     shown = []
     for r in rows:
         s = {"candidates' reward": r["candidates' reward"], "winners' reward": r["winners' reward"]}
         if "winners' R*" in r:
             s |= {"winners' R*": r["winners' R*"], "eval R*": r["eval R*"]}
         for a in [k[len("win_rate_"):] for k in r if k.startswith("win_rate_")]:
-            s[f"{a} win-rate (vs SFT 10k)"] = f"{r[f'win_rate_{a}']:.1f} ({r[f'd_{a}']:+.1f} ± {r[f'se_{a}']:.1f})"
+            s[f"{_WHO.get(a, a)} (vs SFT 10k)"] = f"{r[f'win_rate_{a}']:.1f} ({r[f'd_{a}']:+.1f} ± {r[f'se_{a}']:.1f})"
         shown.append(pd.Series(s, name=f"round {r['round']}"))
     return pd.DataFrame(shown)
 
