@@ -19,7 +19,7 @@ from __future__ import annotations
 import inspect
 import math
 
-from farmlib.evaluation.paired import instruction_scores, paired_difference
+from farmlib.evaluation.paired import instruction_scores, paired_difference, verdict
 from farmlib.paper import TABLE2
 
 #: What a method chapter cannot show on real data, and why (displayed through ``farm.real_data_note``).
@@ -114,7 +114,7 @@ def reading_text(run: str, sft: dict, ours: dict) -> str:
         se = (paired_difference(ours["scores"][a], sft["scores"][a])[1] if paired
               else math.hypot(ours["standard_error"][a], sft["standard_error"][a]))
         judge = {"human": "the simulated people", "p_sim_eval": "the simulated judges (`p_sim_eval`)"}.get(a, f"`{a}`")
-        clear = ("a clear gain" if d > 0 else "a clear loss") if abs(d) > 2 * se else "within noise"
+        clear = verdict(d, se)
         said.append(f"under {judge} {run} wins {w:.1f} % against SFT 10k's {sft['win_rate'][a]:.1f} % "
                     f"({d:+.1f} points, {clear}: two standard errors of the difference"
                     f"{', paired over the instructions,' if paired else ''} are {2 * se:.1f})")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from farmlib.evaluation.paired import instruction_scores, paired_difference
+from farmlib.evaluation.paired import instruction_scores, paired_difference, verdict
 
 
 def round_rows(farm, history: list[dict], sft_outs: list[dict], run: str) -> list[dict]:
@@ -63,10 +63,9 @@ def round_sentence(rows: list[dict], annotator: str = "human") -> str:
     path = " → ".join(f"{r[f'win_rate_{annotator}']:.1f}" for r in rows)
     first, last = rows[0], rows[-1]
     d, se = last[f"d_{annotator}"], last[f"se_{annotator}"]
-    verdict = ("a clear gain" if d > 2 * se else "a clear loss" if d < -2 * se else "within noise")
     text = (f"**What to see.** Under {who}, one sample of each round's policy wins {path} % against the reference; "
             f"after round {last['round']} that is {d:+.1f} ± {se:.1f} points against SFT 10k, paired over the "
-            f"instructions ({verdict}).")
+            f"instructions ({verdict(d, se)}).")
     if len(rows) > 1:
         gain, noise = last[f"d1_{annotator}"], last[f"se1_{annotator}"]  # paired against round 1's samples
         more = ("more than twice its noise: the reranker, applied again to a better sampler, found better answers "

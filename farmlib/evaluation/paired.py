@@ -29,3 +29,8 @@ def paired_difference(a: Iterable, b: Iterable) -> tuple[float, float]:
     mean = sum(d) / len(d)
     var = sum((x - mean) ** 2 for x in d) / (len(d) - 1) if len(d) > 1 else 0.0
     return 100 * mean, 100 * math.sqrt(var / len(d))
+
+
+def verdict(d: float, se: float) -> str:
+    """A paired difference ``d`` with standard error ``se``, in words: beyond two standard errors either way, or not."""
+    return "a clear gain" if d > 2 * se else "a clear loss" if d < -2 * se else "within noise"
