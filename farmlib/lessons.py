@@ -237,3 +237,19 @@ def ppo_curves(hist, held, title: str = "PPO", window: int = 5):
     axes[0].legend(fontsize=8)
     fig.suptitle(title)
     return fig
+
+
+def value_text(hist, window: int = 5) -> str:
+    """Chapter 11's reading of the value model from PPO's per-step ``explained_variance`` (:func:`farmlib.methods.
+    ppo.explained_variance`): how much of the returns' spread it accounted for at the first step and over the last
+    ``window``, and what that leaves the advantages to be ("" for a history recorded without it)."""
+    if "explained_variance" not in hist:
+        return ""
+    first, last = hist["explained_variance"].iloc[0], hist["explained_variance"].iloc[-window:].mean()
+    text = (f"The value model accounted for {100 * first:.0f} % of the returns' variance at the first step and "
+            f"{100 * last:.0f} % over the last {window}")
+    if last < 0.2:
+        return text + (": each token's advantage is then close to its whitened return, a baseline no better than the "
+                       "batch's mean. An answer is credited for its instruction's typical score as much as for being "
+                       "a better answer to it, and the gradient carries that spread as noise.")
+    return text + ": a baseline that takes out most of the spread the answer's own tokens did not cause."

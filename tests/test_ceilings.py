@@ -277,3 +277,20 @@ def test_ppo_accuracy_sentence_reads_the_curve():
     assert "about 95% of held-out pairs" in text
     assert "no accuracy measured here" in ppo_accuracy_sentence(rows, 32.0, 12.0)
     assert "did not measure" in ppo_accuracy_sentence([], 32.0, 8.0)
+
+
+def test_ppo_with_group_advantages_has_no_value_model(micro_farm):
+    """PPO on R* (no reward model to train) with each prompt's answers compared among themselves: the history has no
+    value model's explained variance, the gae run has; a group advantage without a group is refused."""
+    from farmlib.artifacts import read_artifact
+    from farmlib.methods import ppo
+
+    cfg = micro_farm.method_config("ppo", {"reward": "true_reward", "steps": 2, "samples_per_prompt": 2,
+                                           "advantage": "best", "rollout_batch": 4})
+    hist = read_artifact(ppo.train(micro_farm, None, cfg))
+    assert len(hist) == 2 and "explained_variance" not in hist[0] and hist[0]["value_loss"] == 0
+    assert "explained_variance" in read_artifact(ppo_ceiling(micro_farm, steps=2)["path"])[0]
+    with pytest.raises(ValueError, match="samples_per_prompt >= 2"):
+        ppo.train(micro_farm, None, micro_farm.method_config("ppo", {"advantage": "rloo", "reward": "true_reward"}))
+    with pytest.raises(ValueError, match="choose 'gae', 'rloo' or 'best'"):
+        ppo.train(micro_farm, None, micro_farm.method_config("ppo", {"advantage": "mean", "reward": "true_reward"}))

@@ -379,3 +379,28 @@ def test_dpo_training_text_reads_the_first_and_last_tenth():
     assert (m0, m1) == (0.005, 0.185) and "987 pairs (21 s)" in text and "*both* fell" in text
     up = pd.DataFrame([dict(r, **{"rewards/chosen": 0.01 * i}) for i, r in enumerate(rows)])
     assert "the chosen answers became more likely" in dpo_training_text(up, 987, 21.4)[0]
+
+
+def test_value_text_reads_the_explained_variance_at_both_ends():
+    import pandas as pd
+
+    from farmlib.lessons import value_text
+
+    weak = pd.DataFrame({"explained_variance": [0.0] + [0.05] * 9})
+    assert "0 % of the returns' variance at the first step and 5 % over the last 5" in value_text(weak)
+    assert "no better than the batch's mean" in value_text(weak)
+    good = pd.DataFrame({"explained_variance": [0.1] + [0.6] * 9})
+    assert "takes out most of the spread" in value_text(good)
+    assert value_text(pd.DataFrame({"reward": [1.0]})) == ""
+
+
+def test_explained_variance_of_a_perfect_a_useless_and_a_bad_baseline():
+    import torch
+
+    from farmlib.methods.ppo import explained_variance
+
+    returns = torch.tensor([[1.0, 2.0, 0.0], [3.0, 5.0, 0.0]])
+    mask = torch.tensor([[1.0, 1.0, 0.0], [1.0, 1.0, 0.0]])
+    assert abs(explained_variance(returns, returns, mask) - 1.0) < 1e-6
+    assert abs(explained_variance(torch.zeros_like(returns), returns, mask)) < 1e-6  # a constant: no better than the mean
+    assert explained_variance(-returns, returns, mask) < 0

@@ -79,3 +79,22 @@ def test_quark_loss_by_hand():
     assert nll.item() == pytest.approx(math.log(2))
     assert kl.item() == pytest.approx(expected_kl)
     assert loss.item() == pytest.approx(math.log(2) + 0.5 * expected_kl)
+
+
+def test_group_advantages_leave_one_out_and_best_of_each_prompt():
+    from farmlib.methods.ppo import group_advantages
+
+    R = torch.tensor([1.0, 2.0, 6.0, 0.0, 0.0, 3.0])  # two prompts, three answers each
+    # 1 - (2 + 6) / 2 = -3; 2 - (1 + 6) / 2 = -1.5; 6 - 1.5 = 4.5; 0 - 1.5; 0 - 1.5; 3 - 0
+    assert torch.allclose(group_advantages(R, 3), torch.tensor([-3.0, -1.5, 4.5, -1.5, -1.5, 3.0]))
+    assert torch.equal(group_advantages(R, 3, "best"), torch.tensor([0.0, 0.0, 1.0, 0.0, 0.0, 1.0]))
+    # TRL's RLOOTrainer computes it inline (trl/trainer/rloo_trainer.py, 1.16), with the same grouping of rows:
+    grouped = R.view(-1, 3)
+    trl = R - ((grouped.sum(1, keepdim=True) - grouped) / (3 - 1)).view(-1)
+    assert torch.allclose(group_advantages(R, 3), trl)
+    with pytest.raises(ValueError, match="k >= 2"):
+        group_advantages(R, 1)
+    with pytest.raises(ValueError, match="whole groups"):
+        group_advantages(R, 4)
+    with pytest.raises(ValueError, match="choose 'rloo' or 'best'"):
+        group_advantages(R, 3, "mean")

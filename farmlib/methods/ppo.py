@@ -2,14 +2,15 @@
 
 One step of the loop (:func:`ppo_loop`; steps 1-3 are :func:`experience`):
 
-1. **Rollout.** Sample a response for each of ``rollout_batch`` prompts from the policy.
+1. **Rollout.** Sample ``samples_per_prompt`` responses (the paper's: one) for each of ``rollout_batch`` prompts.
 2. **Score.** The reward model scores each (prompt, response). Per token, the reward is
    ``-kl_coef * (log pi - log ref)`` (a fixed KL penalty to the SFT model), plus the reward
    model's score on the last token (the EOS, if the response stopped). Every log-probability, here
    and in the policy ratio, is of ``softmax(logits / temperature)``: the distribution sampled from.
 3. **Advantages.** GAE with gamma = lambda = 1 (:func:`gae`): the return of a token is the sum of
    the rewards from it to the end. Advantages are whitened over the whole rollout batch
-   (:func:`whiten`), not per minibatch.
+   (:func:`whiten`), not per minibatch. With ``advantage = "rloo"`` or ``"best"`` there is no value model: each
+   answer is compared with the other answers to the same prompt (:func:`group_advantages`).
 4. **Update.** ``ppo_epochs`` passes over minibatches of the rollout with the clipped policy loss
    (:func:`policy_loss`) and the clipped value loss (:func:`value_loss`); gradient norms clipped;
    the learning rate decays linearly to 0 over the run.
@@ -54,6 +55,8 @@ class PPOConfig:
     n_eval_prompts: int = 128  # held-out (val) prompts for reward and KL along the way
     eval_every: int = 10  # steps between held-out evaluations
     seed: int = 0  # rollout sampling and minibatch order
+    samples_per_prompt: int = 1  # answers sampled to each prompt in a rollout (rollout_batch counts prompts)
+    advantage: str = "gae"  # "gae": the value model's (the paper's); "rloo", "best": within each prompt's answers
     reward: str = "model"  # "model": the reward model; "true_reward": R* itself (the ceiling, FarmWorld only)
     reward_noise: float = 0.0  # with "true_reward": sigma of an error fixed per (prompt, response) added to R*
 
@@ -65,6 +68,15 @@ def whiten(x: torch.Tensor, mask: torch.Tensor, eps: float = 1e-8) -> torch.Tens
     mean = masked_mean(x, mask)
     var = masked_mean((x - mean) ** 2, mask)
     return (x - mean) * torch.rsqrt(var + eps) * mask
+
+
+def explained_variance(values: torch.Tensor, returns: torch.Tensor, mask: torch.Tensor) -> float:
+    """``1 - Var(G - V) / Var(G)`` over the masked tokens: the share of the returns' spread the value model accounts
+    for. 1 is a perfect baseline, 0 one no better than the batch's mean return (which whitening subtracts anyway),
+    below 0 a worse one."""
+    var = masked_mean((returns - masked_mean(returns, mask)) ** 2, mask)
+    err = returns - values
+    return (1 - masked_mean((err - masked_mean(err, mask)) ** 2, mask) / var.clamp(min=1e-8)).item()
 
 
 def gae(rewards: torch.Tensor, values: torch.Tensor, mask: torch.Tensor, gamma: float = 1.0,
@@ -80,6 +92,25 @@ def gae(rewards: torch.Tensor, values: torch.Tensor, mask: torch.Tensor, gamma: 
         adv[:, t] = last
     adv = adv * mask
     return adv, (adv + values) * mask
+
+
+def group_advantages(returns: torch.Tensor, k: int, kind: str = "rloo") -> torch.Tensor:
+    """Sequence-level advantages of ``[B]`` returns ``R = r_phi(x, y) - beta * KL(y)``, the rows grouped by prompt
+    in runs of ``k`` answers, with no value model.
+
+    - ``rloo``: ``A_i = R_i - (1 / (k - 1)) sum_{j != i} R_j``, each answer against the other answers to the same
+      prompt (REINFORCE leave-one-out; Kool et al. 2019, Ahmadian et al. 2024).
+    - ``best``: 1 for each prompt's best answer and 0 for the others: its tokens are pushed up and nothing is pushed
+      down, online best-of-k imitation (expert iteration's update inside PPO's loop; RAFT, Dong et al. 2023)."""
+    if k < 2 or returns.numel() % k:
+        raise ValueError(f"group advantages need k >= 2 answers per prompt and a batch of whole groups "
+                         f"(k = {k}, {returns.numel()} answers)")
+    R = returns.view(-1, k)
+    if kind == "rloo":
+        return (R - (R.sum(1, keepdim=True) - R) / (k - 1)).view(-1)
+    if kind == "best":
+        return torch.nn.functional.one_hot(R.argmax(1), k).to(returns.dtype).view(-1)
+    raise ValueError(f"group advantage {kind!r}; choose 'rloo' or 'best'")
 
 
 def policy_loss(logp: torch.Tensor, old_logp: torch.Tensor, adv: torch.Tensor, mask: torch.Tensor,
@@ -131,16 +162,20 @@ def experience(policy, ref, value_model, rm, tok, prompts: list[str], cfg: PPOCo
     seq, mask, response_mask, nq = rollout(policy, tok, prompts, cfg.temperature, max_new_tokens)
     logp = response_logprobs(policy, seq, mask, nq, cfg.temperature)
     ref_logp = response_logprobs(ref, seq, mask, nq, cfg.temperature)
-    values = response_values(value_model, seq, mask, nq) * response_mask
     rm_score = score(rm, seq, mask, nq)
     kl = (logp - ref_logp) * response_mask
     rewards = -cfg.kl_coef * kl
     last = response_mask.sum(1).long() - 1  # index of each response's last token (its EOS, if it stopped)
     rewards[torch.arange(len(prompts)), last] += rm_score
+    out = {"seq": seq, "mask": mask, "response_mask": response_mask, "n_query": nq, "logp": logp,
+           "score": rm_score, "kl": kl, "rewards": rewards}
+    if cfg.advantage != "gae":  # every token of an answer shares its answer's advantage; "best" is not whitened
+        adv = group_advantages(rewards.sum(1), cfg.samples_per_prompt, cfg.advantage)[:, None] * response_mask
+        return {**out, "adv": whiten(adv, response_mask) if cfg.advantage == "rloo" else adv}
+    values = response_values(value_model, seq, mask, nq) * response_mask
     adv, returns = gae(rewards, values, response_mask)
-    return {"seq": seq, "mask": mask, "response_mask": response_mask, "n_query": nq, "logp": logp,
-            "values": values, "score": rm_score, "kl": kl, "rewards": rewards,
-            "adv": whiten(adv, response_mask), "returns": returns}  # advantages whitened over the whole batch
+    return {**out, "values": values, "adv": whiten(adv, response_mask), "returns": returns,  # whitened over the batch
+            "explained_variance": explained_variance(values, returns, response_mask)}
 
 
 def trim(mask: torch.Tensor, response_mask: torch.Tensor, n_query: int) -> tuple[int, int]:
@@ -154,22 +189,25 @@ def trim(mask: torch.Tensor, response_mask: torch.Tensor, n_query: int) -> tuple
 # --- the loop -----------------------------------------------------------------------------------
 def ppo_loop(policy, ref, value_model, rm, tok, prompts: list[str], eval_prompts: list[str], cfg: PPOConfig,
              max_new_tokens: int, on_eval=None) -> tuple[list[dict], list[dict], float]:
-    """Train ``policy`` and ``value_model`` in place; return (per-step history, held-out evaluations,
-    seconds spent in steps). ``ref`` and ``rm`` stay frozen. ``on_eval(step, policy)``, if given, is
+    """Train ``policy`` and ``value_model`` (None with group advantages) in place; return (per-step history, held-out
+    evaluations, seconds spent in steps). ``ref`` and ``rm`` stay frozen. ``on_eval(step, policy)``, if given, is
     called after each held-out evaluation along the way (the last step's aside): a place to save the
     intermediate policy."""
     torch.manual_seed(cfg.seed)
     for m in (ref, rm):
         m.requires_grad_(False)
-    policy.train(), value_model.train()
-    opt = torch.optim.AdamW(list(policy.parameters()) + list(value_model.parameters()), lr=cfg.lr, weight_decay=0.0)
+    trained = [policy] + ([value_model] if value_model is not None else [])
+    for m in trained:
+        m.train()
+    opt = torch.optim.AdamW([p for m in trained for p in m.parameters()], lr=cfg.lr, weight_decay=0.0)
     t0 = time.time()
     history = []
     evals = [{"step": 0, **held_out(policy, ref, rm, tok, eval_prompts, cfg.temperature, max_new_tokens)}]
     step_seconds = 0.0
     for step in progress(range(cfg.steps), desc="ppo", leave=False):
         t_step = time.time()
-        batch = [prompts[(step * cfg.rollout_batch + i) % len(prompts)] for i in range(cfg.rollout_batch)]
+        batch = [prompts[(step * cfg.rollout_batch + i) % len(prompts)] for i in range(cfg.rollout_batch)
+                 for _ in range(cfg.samples_per_prompt)]  # a prompt's answers side by side: group_advantages' runs
         # 1-3. rollout, rewards, advantages
         ex = experience(policy, ref, value_model, rm, tok, batch, cfg, max_new_tokens)
         seq, mask, response_mask, nq = ex["seq"], ex["mask"], ex["response_mask"], ex["n_query"]
@@ -182,20 +220,23 @@ def ppo_loop(policy, ref, value_model, rm, tok, prompts: list[str], eval_prompts
                 lo, t = trim(mask[idx], response_mask[idx], nq)  # this minibatch's padding left out
                 s, m, rm_ = seq[idx, lo:nq + t], mask[idx, lo:nq + t], response_mask[idx, :t]
                 logp = response_logprobs(policy, s, m, nq - lo, cfg.temperature)
-                v = response_values(value_model, s, m, nq - lo)
                 pl, clipfrac = policy_loss(logp, ex["logp"][idx, :t], ex["adv"][idx, :t], rm_, cfg.clip)
-                vl = value_loss(v, ex["values"][idx, :t], ex["returns"][idx, :t], rm_, cfg.value_clip)
+                vl = torch.zeros(())
+                if value_model is not None:
+                    v = response_values(value_model, s, m, nq - lo)
+                    vl = value_loss(v, ex["values"][idx, :t], ex["returns"][idx, :t], rm_, cfg.value_clip)
                 opt.zero_grad(set_to_none=True)
                 (pl + vl).backward()
-                torch.nn.utils.clip_grad_norm_(policy.parameters(), cfg.max_grad_norm)
-                torch.nn.utils.clip_grad_norm_(value_model.parameters(), cfg.max_grad_norm)
+                for model in trained:
+                    torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.max_grad_norm)
                 opt.step()
                 stats.append((pl.item(), vl.item(), clipfrac.item()))
         pl, vl, cf = (sum(s[i] for s in stats) / len(stats) for i in range(3))
         step_seconds += time.time() - t_step
         history.append({"step": step + 1, "reward": ex["score"].mean().item(), "kl": ex["kl"].sum(1).mean().item(),
                         "length_tokens": response_mask.sum(1).mean().item(), "policy_loss": pl, "value_loss": vl,
-                        "clipfrac": cf, "lr": opt.param_groups[0]["lr"], "seconds": time.time() - t0})
+                        "clipfrac": cf, **{k: ex[k] for k in ("explained_variance",) if k in ex},
+                        "lr": opt.param_groups[0]["lr"], "seconds": time.time() - t0})
         if (step + 1) % cfg.eval_every == 0 or step + 1 == cfg.steps:
             policy.eval()
             evals.append({"step": step + 1, **held_out(policy, ref, rm, tok, eval_prompts, cfg.temperature,
@@ -221,16 +262,23 @@ def train(farm, rm_path: str | None, cfg: PPOConfig | None = None) -> str:
                          f"'true_reward' (reward is {cfg.reward!r})")
     if cfg.reward == "true_reward":
         rm_path = None
+    if cfg.advantage not in ("gae", "rloo", "best"):
+        raise ValueError(f"PPOConfig.advantage is {cfg.advantage!r}; choose 'gae', 'rloo' or 'best'")
+    if cfg.advantage != "gae" and cfg.samples_per_prompt < 2:
+        raise ValueError(f"PPOConfig.advantage = {cfg.advantage!r} compares answers to the same prompt: set "
+                         f"samples_per_prompt >= 2 (it is {cfg.samples_per_prompt})")
 
     def build(work: Path) -> None:
         t0 = time.time()
         policy, ref = load_model(sft, prof.device), load_model(sft, prof.device)
         records, eval_records = farm.splits()[cfg.split], farm.splits()["val"][:cfg.n_eval_prompts]
+        gae_ = cfg.advantage == "gae"  # group advantages need no value model
         if cfg.reward == "true_reward":  # the ceiling: no learned reward anywhere
-            value_model = new_reward_model(sft, tok, prof.device, cfg.seed)
+            value_model = new_reward_model(sft, tok, prof.device, cfg.seed) if gae_ else None
             rm = TrueRewardScorer(farm.world, tok, records + eval_records, noise=cfg.reward_noise)
         else:
-            value_model, rm = load_reward_model(rm_path, prof.device, backward=False), load_reward_model(rm_path, prof.device)
+            value_model = load_reward_model(rm_path, prof.device, backward=False) if gae_ else None
+            rm = load_reward_model(rm_path, prof.device)
         prompts = [format_prompt(r["instruction"], r["input"]) for r in records]
         eval_prompts = [format_prompt(r["instruction"], r["input"]) for r in eval_records]
         def save(step: int, model) -> None:  # a few MB each on the tiny model
