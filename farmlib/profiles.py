@@ -15,7 +15,9 @@ nested ones included (:func:`load_profile_file`)::
 The file is checked before anything runs: an unknown field, a wrong type or a bad value is one line naming the
 file, the field and the valid choices (:class:`ProfileError`). Its name (the runs folder, so the artifacts'
 home) is its ``name`` if it sets one, else the base's name and a digest of what the file changed: two files
-that resolve to the same profile share their artifacts, and a file that changes nothing is the base profile.
+that resolve to the same profile share their artifacts, a file that changes nothing is the base profile, and a
+change to the base itself (a method's default in ``tiny``) leaves the file's folder where it was (the artifacts'
+keys decide what is rebuilt).
 """
 
 from __future__ import annotations
@@ -310,10 +312,23 @@ def load_profile_file(path: str | Path) -> Profile:
             raise ProfileError(f"{where}: {k} must be a table ([{k}]), got {v!r}")
         start = getattr(prof, k) or _NESTED[k]()  # [real] on a FarmWorld base: real data from the defaults
         prof = dataclasses.replace(prof, **{k: _merge(where, f"{k}.", _NESTED[k], start, v)})
-    if name is None:
-        changed = {k: v for k, v in prof.to_dict().items() if k != "name"}
-        same = {k: v for k, v in PROFILES[base].to_dict().items() if k != "name"}
-        name = base if changed == same else f"{base}-" + hashlib.sha256(
+    if name is None:  # the digest of what differs from the base, so a change to the base moves no file's folder
+        changed = _difference(prof.to_dict(), PROFILES[base].to_dict())
+        changed.pop("name", None)
+        name = base if not changed else f"{base}-" + hashlib.sha256(
             json.dumps(changed, sort_keys=True, default=str).encode()).hexdigest()[:8]
     return dataclasses.replace(prof, name=name)
+
+
+def _difference(ours: dict, base: dict) -> dict:
+    """The entries of ``ours`` that differ from ``base``, nested dicts compared entry by entry."""
+    out = {}
+    for k, v in ours.items():
+        b = base.get(k)
+        if isinstance(v, dict) and isinstance(b, dict):
+            if d := _difference(v, b):
+                out[k] = d
+        elif k not in base or v != b:
+            out[k] = v
+    return out
 

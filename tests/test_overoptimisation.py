@@ -117,3 +117,20 @@ def test_reward_sentence_pairs_the_picks_where_the_curve_keeps_them():
     c["R* each"] = [[x - 0.2 for x in base], base, base[:90] + [x - 0.5 for x in base[90:]]]
     se = O.mean_se([0.0] * 90 + [0.5] * 10)[1]
     assert f"more than two standard errors of the paired fall, {2 * se:.3f})" in O.reward_sentence(c, 4, None, 0.64)
+
+
+def test_label_noise_sentence_names_falls_or_says_none_fell():
+    import pandas as pd
+
+    from farmlib.evaluation.overoptimisation import label_noise_sentence
+
+    def table(falls, sig=(False, False)):
+        return pd.DataFrame({"fall": falls, "fall > 2 se": list(sig), "peak n": [32, 16],
+                             "RM accuracy vs R*": [0.70, 0.72]}, index=["single judge", "pool"])
+
+    s = label_noise_sentence(table([1.5, 4.0], (False, True)), 200, 64)
+    assert "by more than two standard errors of the fall (paired over the instructions): pool." in s
+    assert "The largest fall is with **pool** (4.0 points, peak at n = 16); the smallest with **single judge** (1.5)" in s
+    assert "ranges from 0.700 (single judge) to 0.720 (pool)" in s
+    assert "No curve is lower at n = 64 than at its peak." in label_noise_sentence(table([0.0, 0.0]), 200, 64)
+    assert "Every curve falls 2.0 points" in label_noise_sentence(table([2.0, 2.0]), 200, 64)

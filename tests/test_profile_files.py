@@ -97,3 +97,17 @@ def test_farm_takes_a_file_and_rejects_a_bad_one_in_one_line(tmp_path):
     metrics = json.loads((tmp_path / "runs" / "lesson" / "metrics" / "farmworld.json").read_text())
     assert metrics["profile"] == "lesson" and metrics["resolved_profile"]["scale"] == PROFILES["micro"].scale
     assert (tmp_path / "runs" / "lesson" / "notebooks" / "01_farmworld.ipynb").exists()
+
+
+def test_a_change_to_the_base_leaves_a_files_folder_where_it_was(tmp_path, monkeypatch):
+    import dataclasses
+
+    from farmlib import profiles
+
+    f = write(tmp_path, 'base = "micro"\nworld_seed = 1\n', "w.toml")
+    before = get_profile(f).name
+    micro = profiles.PROFILES["micro"]
+    monkeypatch.setitem(profiles.PROFILES, "micro", dataclasses.replace(
+        micro, methods={**micro.methods, "best_of_n": {"n_max": 8}}))  # a method's default moved in the base
+    after = get_profile(f)
+    assert after.name == before != "micro" and after.methods["best_of_n"] == {"n_max": 8}

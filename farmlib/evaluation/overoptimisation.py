@@ -261,3 +261,25 @@ def win_rate_figure(curve: pd.DataFrame, ppo: pd.DataFrame | None, annotators):
         ax.legend(fontsize=8)
     fig.tight_layout()
     return fig
+
+
+def label_noise_sentence(table: pd.DataFrame, n_prompts: int, n_max: int) -> str:
+    """Chapter 17's "What to see" from its table (one row per kind of label, with ``fall``, ``fall > 2 se``,
+    ``peak n`` and ``RM accuracy vs R*``): which curves fall beyond their noise, the largest and smallest falls
+    (one clause when every curve falls alike), and the spread of the reward models' accuracy."""
+    falls = table.index[table["fall > 2 se"]].tolist()
+    text = (f"**What to see.** On {n_prompts} instructions and n up to {n_max}, the reward models whose best-of-n "
+            f"win-rate under people falls from its peak to n = {n_max} by more than two standard errors of the fall "
+            f"(paired over the instructions): {', '.join(falls) if falls else 'none'}. ")
+    top, low = table["fall"].idxmax(), table["fall"].idxmin()
+    if table["fall"].max() <= 0:
+        text += f"No curve is lower at n = {n_max} than at its peak. "
+    elif table["fall"].max() == table["fall"].min():
+        text += f"Every curve falls {table['fall'].max():.1f} points from its peak. "
+    else:
+        text += (f"The largest fall is with **{top}** ({table['fall'].max():.1f} points, peak at n = "
+                 f"{table.loc[top, 'peak n']}); the smallest with **{low}** ({table['fall'].min():.1f}). ")
+    acc = table["RM accuracy vs R*"]
+    return text + (f"Reward-model accuracy against R* ranges from {acc.min():.3f} ({acc.idxmin()}) to {acc.max():.3f} "
+                   f"({acc.idxmax()}). In the paper, 25 % flips is the smallest rate that over-optimises, and the fall "
+                   "grows with the rate.")
