@@ -39,7 +39,10 @@ def test_round_table_has_a_row_per_round_and_the_paired_difference():
 
 def test_distil_sentence_share_and_beyond_one_round():
     assert "kept 50 %" in report.distil_sentence(-1.0, -0.6, -0.8, "ei", 8)
-    assert "more than one round" in report.distil_sentence(-1.0, -0.6, -0.5, "ei", 8)
+    assert "more than one round" in report.distil_sentence(-1.0, -0.6, -0.5, "ei", 8, rounds=3)
+    one = report.distil_sentence(-1.0, -0.6, -0.5, "ei", 8)  # one round: no later round to credit
+    assert "125 % of the reranker's gain, its samples scoring above the winners it learned from" in one
+    assert "later rounds" not in one
     assert "nothing to distil" in report.distil_sentence(-1.0, -1.0, -0.9, "ei", 8)
 
 

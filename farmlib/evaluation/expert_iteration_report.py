@@ -81,15 +81,18 @@ def round_sentence(rows: list[dict], annotator: str = "human") -> str:
     return text
 
 
-def distil_sentence(sft: float, best: float, ours: float, run: str, n: int) -> str:
+def distil_sentence(sft: float, best: float, ours: float, run: str, n: int, rounds: int = 1) -> str:
     """The reward model's mean score of one SFT sample (``sft``), of best-of-``n`` of SFT (``best``) and of one
-    sample of the trained policy (``ours``), in words: what share of the reranker's gain the policy kept."""
+    sample of the trained policy (``ours``, after ``rounds`` rounds), in words: what share of the reranker's gain the
+    policy kept."""
     text = (f"**What to see.** By the reward model, one sample of {run} scores {ours:.3f}, against {sft:.3f} for SFT "
             f"and {best:.3f} for best-of-{n} of SFT")
     if best == sft:
         return text + ": the reranker gained nothing to distil."
     share = 100 * (ours - sft) / (best - sft)
-    if share > 100:
+    if share > 100 and rounds > 1:
         return text + (f": {share:.0f} % of the reranker's gain, more than one round of distillation could give "
                        "(the later rounds reranked a better sampler).")
+    if share > 100:
+        return text + f": {share:.0f} % of the reranker's gain, its samples scoring above the winners it learned from."
     return text + f": the distillation kept {share:.0f} % of the reranker's gain."
