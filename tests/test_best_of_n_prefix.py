@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from farmlib.methods.best_of_n import best_of, kl_bound, powers_of_two, prefix_choices
+from farmlib.methods.best_of_n import best_of, kl_bound, n_at_kl, powers_of_two, prefix_choices
 
 REWARDS = [  # prompt i -> rewards of candidates 0..7
     [0.1, 0.5, 0.2, 0.9, 0.0, 0.3, 1.5, 0.2],
@@ -45,6 +45,13 @@ def test_best_of_returns_the_chosen_records():
     assert [o["output"] for o in outs] == ["o0-3", "o1-0", "o2-0", "o3-2"]
     assert {o["generator"] for o in outs} == {"best_of_4"}
     assert cands[0][3]["generator"] == "sample3"  # the draw itself is not modified
+
+
+def test_n_at_kl_inverts_the_bound():
+    for n in (2, 3, 64, 256, 10**6):
+        assert n_at_kl(kl_bound(n)) == pytest.approx(n, rel=1e-9)
+    assert n_at_kl(0.0) == 1.0 and n_at_kl(-1.0) == 1.0
+    assert n_at_kl(9.0) == pytest.approx(math.exp(10), rel=1e-3)  # log n - 1 for large n
 
 
 def test_kl_bound_and_the_grid_of_n():

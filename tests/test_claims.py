@@ -215,6 +215,21 @@ def test_no_fall_is_set_beside_how_little_the_labels_moved_the_picks():
     assert "peaks at 0.39 (n = 16) and is 0.32 at n = 64" in why
 
 
+def test_a_no_fall_says_where_gao_fit_turns_down():
+    m = _with("overoptimisation.verdict.human.significant_fall", False)
+    m["overoptimisation"]["mean_true_reward"] = [-0.17, 0.39, 0.45]
+    fit = {"method": "best-of-n", "quantity": "true reward R*", "alpha": 0.4, "beta": 0.07, "peak_d": 3.0}
+    m["overoptimisation"]["gao_fits"] = [fit]
+    why = C.reasons(m, C.claims(m))
+    assert "peaks at KL = 9.0 nats, about n = 22,000; the curve drawn stops at n = 64 (KL 3.2)" in why
+    fit["peak_d"] = 30.0  # 900 nats
+    assert "does not turn down before KL = 50 nats (n = 64 reaches 3.2)" in C.reasons(m, C.claims(m))
+    fit["peak_d"] = None  # beta <= 0: no turn at all
+    assert "does not turn down before KL = 50 nats" in C.reasons(m, C.claims(m))
+    fit["peak_d"] = 1.0  # a peak inside the drawn range: the measured curve speaks for itself
+    assert "Gao et al.'s form fitted" not in C.reasons(m, C.claims(m))
+
+
 def test_a_missed_row_whose_reason_is_not_measured_is_left_out():
     m = _with("annotators.annotators.p_sim_eval.agreement", 0.708)  # no "crowd" in these metrics
     assert C.reasons(m, C.claims(m)) == ""

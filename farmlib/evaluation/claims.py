@@ -324,7 +324,30 @@ def _why_overoptimisation(m: dict[str, dict]) -> str | None:
                                         "win-rate has little to lose." if lost <= gained / 4 else
                                         f": the picks lose {lost:.2f} of the {gained:.2f} they gained, more than the "
                                         "people's win-rate shows beyond its noise."))
+    fit = next((f for f in o.get("gao_fits", []) if f["method"] == "best-of-n" and f["quantity"] == "true reward R*"),
+               None)
+    if fit is not None and true:
+        from farmlib.methods.best_of_n import kl_bound, n_at_kl
+
+        drawn = kl_bound(ns[-1])
+        peak = fit["peak_d"] ** 2 if fit["peak_d"] else None
+        if peak is None or peak > _FAR_KL:
+            parts.append(f"Gao et al.'s form fitted to R*'s gain along n (chapter 16) does not turn down before "
+                         f"KL = {_FAR_KL:.0f} nats (n = {ns[-1]} reaches {drawn:.1f}): on that fit, no draw one could make "
+                         "shows this reward model's picks falling.")
+        elif peak > drawn:
+            parts.append(f"Gao et al.'s form fitted to R*'s gain along n (chapter 16) peaks at KL = {peak:.1f} nats, "
+                         f"about n = {_round_n(n_at_kl(peak))}; the curve drawn stops at n = {ns[-1]} "
+                         f"(KL {drawn:.1f}), before the turn.")
     return " ".join(parts)
+
+
+_FAR_KL = 50.0  # nats: a best-of-n with this KL draws e^51 candidates per instruction
+
+
+def _round_n(n: float) -> str:
+    """n to two significant figures, with thousands separators."""
+    return f"{float(f'{n:.2g}'):,.0f}"
 
 
 def _why_single_judge(m: dict[str, dict]) -> str | None:

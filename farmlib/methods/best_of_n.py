@@ -73,6 +73,18 @@ def kl_bound(n: int) -> float:
     return math.log(n) - (n - 1) / n
 
 
+def n_at_kl(kl: float) -> float:
+    """The n whose :func:`kl_bound` is ``kl`` (the bound rises with n, so bisection on log n); 1 for ``kl <= 0``.
+    It says how many candidates a curve would need to reach a KL, e.g. where a fitted curve peaks."""
+    if kl <= 0:
+        return 1.0
+    lo, hi = 0.0, kl + 2.0  # kl_bound(e^x) >= x - 1, so the root lies below log n = kl + 1
+    for _ in range(100):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if mid - (1 - math.exp(-mid)) < kl else (lo, mid)
+    return math.exp((lo + hi) / 2)
+
+
 def prefix_choices(rewards: Sequence[Sequence[float]], ns: Sequence[int]) -> dict[int, list[int]]:
     """For each ``n`` in ``ns``: per prompt, the index of the best of candidates ``0 .. n-1`` (``rewards[i][k]``:
     candidate k of prompt i; a tie goes to the earlier candidate). Best-of-n for smaller n is best-of-n_max
