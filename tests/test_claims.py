@@ -230,6 +230,19 @@ def test_a_no_fall_says_where_gao_fit_turns_down():
     assert "Gao et al.'s form fitted" not in C.reasons(m, C.claims(m))
 
 
+def test_a_dpo_miss_is_set_beside_the_winners_learnt_alone():
+    m = copy.deepcopy(GOOD)
+    m["leaderboard"]["versus_sft10k"][1]["difference"] = 0.5  # DPO misses its +4
+    assert "Fine-tuned on the reward model's winners" not in C.reasons(m, C.claims(m))  # no pushed-down rows
+    m["dpo"]["pushed_down"] = [
+        {"learnt from": "SFT on the winners", "gain": 4.8, "gain_se": 1.6, "disfluent": 0.03},
+        {"learnt from": "DPO: the winner against the worst", "gain": -8.8, "gain_se": 1.9, "vs_winners": -13.5,
+         "vs_winners_se": 2.0, "disfluent": 0.34, "chosen": -0.3, "rejected": -2.1}]
+    why = C.reasons(m, C.claims(m))
+    assert "- **DPO beats SFT 10k** (chapter 8): Fine-tuned on the reward model's winners alone" in why
+    assert "(SFT 10k 6%)" in why and "costs 13.5 points against the winners alone" in why
+
+
 def test_a_missed_row_whose_reason_is_not_measured_is_left_out():
     m = _with("annotators.annotators.p_sim_eval.agreement", 0.708)  # no "crowd" in these metrics
     assert C.reasons(m, C.claims(m)) == ""

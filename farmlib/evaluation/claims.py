@@ -163,7 +163,7 @@ def method_rows(m: dict[str, dict]) -> list[dict]:
         rows.append(_row("methods", f"{name} beats SFT 10k", paper_text,
                          f"≥ {target:+.0f} beyond twice the noise" if target else "above, beyond twice the noise",
                          ours, None if v is None else _beyond(v[0], v[1], target), chapters[method],
-                         f"{star[0]:+.1f} ({star[1]})" if star else "")
+                         f"{star[0]:+.1f} ({star[1]})" if star else "", key=method)
                     | {"method": name, "r_star": star[0] if star else None, "target_points": target})
     rows.append(clean_top_row(m))
     return rows
@@ -375,9 +375,20 @@ def _why_single_judge(m: dict[str, dict]) -> str | None:
     return text
 
 
+def _why_dpo(m: dict[str, dict]) -> str | None:
+    """Chapter 8's pushed-down half: the reward model's winners learnt alone and by DPO against a loser."""
+    from farmlib.evaluation import pushed_down
+
+    rows = m["dpo"].get("pushed_down")
+    if not rows or len(rows) < 2:
+        return None
+    sft = next(r for r in _methods(m) if r["method"] == "sft10k")
+    return pushed_down.sentence(rows, sft["disfluency_rate"])
+
+
 REASONS = {"judges_agreement": _why_agreement, "spearman": _why_spearman, "levels": _why_levels,
            "reward_model": _why_reward_model, "overoptimisation": _why_overoptimisation,
-           "single_judge": _why_single_judge}
+           "single_judge": _why_single_judge, "dpo": _why_dpo}
 
 
 def reasons(m: dict[str, dict], rows: list[dict]) -> str:

@@ -29,6 +29,11 @@ class ExpertIterationConfig:
     seed: int = 0  # the candidates' sampling and the data order
 
 
+def selection_config(cfg: ExpertIterationConfig) -> best_of_n.BestOfNConfig:
+    """The best-of-n each round runs on the unlabeled split."""
+    return best_of_n.BestOfNConfig(n_max=cfg.n, split="unlabeled", n_prompts=cfg.n_prompts, seed=cfg.seed)
+
+
 def iterate(farm, rm_path: str, cfg: ExpertIterationConfig | None = None) -> list[dict]:
     """One record per round: ``{"round", "sampler", "policy", "selection"}`` (``selection``: best-of-n's
     result on the round's candidates). Round k's model is keyed by its sampler and its winners, not by
@@ -36,7 +41,7 @@ def iterate(farm, rm_path: str, cfg: ExpertIterationConfig | None = None) -> lis
     cfg = cfg or farm.method_config("expert_iteration")
     if cfg.rounds < 1:
         raise ValueError(f"ExpertIterationConfig.rounds must be at least 1, got {cfg.rounds}")
-    bon_cfg = best_of_n.BestOfNConfig(n_max=cfg.n, split="unlabeled", n_prompts=cfg.n_prompts, seed=cfg.seed)
+    bon_cfg = selection_config(cfg)
     train_cfg = TrainConfig(epochs=cfg.epochs, lr=cfg.lr, batch_size=cfg.batch_size, seed=cfg.seed)
     method = {k: v for k, v in asdict(cfg).items() if k != "rounds"}
     policy, history = farm.sft_model(), []
