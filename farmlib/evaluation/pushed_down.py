@@ -88,17 +88,21 @@ def run(farm, rejected: tuple[str, ...] = ("worst", "random"), annotator: str = 
 
 
 def shown(rows: list[dict]):
-    """The rows as chapter 8 shows them."""
+    """The rows as chapter 8 shows them: one line a row, short names."""
     import pandas as pd
 
-    cols = {"learnt from": "learnt from", "pairs": "pairs", "gain": "people − SFT 10k", "gain_se": "±",
-            "disfluent": "disfluent", "repetitive": "repetitive", "true_reward": "mean R*",
-            "chosen": "chosen's implicit reward", "rejected": "rejected's"}
-    table = pd.DataFrame([{k: r.get(k) for k in cols} for r in rows]).rename(columns=cols)
-    return table.style.format({"pairs": lambda v: "–" if v is None or v != v else f"{int(v):,}",
-                               "people − SFT 10k": "{:+.1f}", "±": "{:.1f}", "disfluent": "{:.0%}",
-                               "repetitive": "{:.0%}", "mean R*": "{:.2f}", "chosen's implicit reward": "{:+.2f}",
-                               "rejected's": "{:+.2f}"}, na_rep="–").hide(axis="index")
+    short = {WINNERS: "winners alone (round 1)", REJECTED["worst"]: "DPO: against the worst",
+             REJECTED["random"]: "DPO: against a random other"}
+    cols = {"learnt from": "learnt from", "pairs": "pairs", "gain": "people − SFT", "gain_se": "±",
+            "disfluent": "disfluent", "repetitive": "repeats", "true_reward": "R*", "chosen": "chosen",
+            "rejected": "rejected"}
+    table = pd.DataFrame([{k: short.get(r[k], r[k]) if k == "learnt from" else r.get(k) for k in cols}
+                          for r in rows]).rename(columns=cols)
+    return (table.style.format({"pairs": lambda v: "–" if v is None or v != v else f"{int(v):,}",
+                                "people − SFT": "{:+.1f}", "±": "{:.1f}", "disfluent": "{:.0%}", "repeats": "{:.0%}",
+                                "R*": "{:.2f}", "chosen": "{:+.2f}", "rejected": "{:+.2f}"}, na_rep="–")
+            .hide(axis="index")
+            .set_table_styles([{"selector": "td, th", "props": "white-space: nowrap; padding: 2px 6px;"}]))
 
 
 def _beyond(d: float, se: float) -> str:
