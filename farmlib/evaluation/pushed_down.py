@@ -91,8 +91,7 @@ def shown(rows: list[dict]):
     """The rows as chapter 8 shows them: one line a row, short names."""
     import pandas as pd
 
-    short = {WINNERS: "winners alone (round 1)", REJECTED["worst"]: "DPO: against the worst",
-             REJECTED["random"]: "DPO: against a random other"}
+    short = {WINNERS: "winners alone", REJECTED["worst"]: "DPO vs worst", REJECTED["random"]: "DPO vs random"}
     cols = {"learnt from": "learnt from", "pairs": "pairs", "gain": "people − SFT", "gain_se": "±",
             "disfluent": "disfluent", "repetitive": "repeats", "true_reward": "R*", "chosen": "chosen",
             "rejected": "rejected"}
@@ -102,7 +101,7 @@ def shown(rows: list[dict]):
                                 "people − SFT": "{:+.1f}", "±": "{:.1f}", "disfluent": "{:.0%}", "repeats": "{:.0%}",
                                 "R*": "{:.2f}", "chosen": "{:+.2f}", "rejected": "{:+.2f}"}, na_rep="–")
             .hide(axis="index")
-            .set_table_styles([{"selector": "td, th", "props": "white-space: nowrap; padding: 2px 6px;"}]))
+            .set_table_styles([{"selector": "td, th", "props": "white-space: nowrap; font-size: 0.85em; padding: 2px 4px;"}]))
 
 
 def _beyond(d: float, se: float) -> str:
