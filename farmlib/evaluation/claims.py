@@ -393,8 +393,8 @@ REASONS = {"judges_agreement": _why_agreement, "spearman": _why_spearman, "level
 
 def reasons(m: dict[str, dict], rows: list[dict]) -> str:
     """For each missed row that this build measures a reason for (:data:`REASONS`), that reason, read from the same
-    metrics: a Markdown list, empty when no such row is missed. The methods' misses are the sentence's
-    (:func:`sentence`: R* by the same method)."""
+    metrics: a Markdown list, empty when no such row is missed. The other methods' misses are the sentence's
+    (:func:`sentence`: R* by the same method); DPO's also has chapter 8's pushed-down half."""
     items = []
     for r in rows:
         why = REASONS.get(r.get("key", ""))
