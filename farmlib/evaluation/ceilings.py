@@ -87,7 +87,6 @@ def dpo_ceiling(farm, sizes: tuple[int, ...] = (1000, 8000), annotator: str = "h
     splits hold): win-rate under ``annotator`` against the reference on the whole evaluation set (and each
     instruction's result, ``scores``), the shares of disfluent and repetitive answers (the people's defects) and the
     mean R*."""
-    from farmlib.evaluation.leaderboard import defect_rates
     from farmlib.methods import dpo
     from farmlib.methods.reward_model import curve_pairs
 
@@ -101,12 +100,21 @@ def dpo_ceiling(farm, sizes: tuple[int, ...] = (1000, 8000), annotator: str = "h
         data = [r for r in labelled[:n] if r["preference"] in (1, 2)]
         path = dpo.train(farm, cfg, prefs=data)
         outs = farm.samples(path, "eval", generator=f"dpo_true_reward_{n}")
-        wr, ann = farm.evaluate(outs, annotator)
-        defects = defect_rates(farm, outs)
-        rows.append({"pairs": len(data), "win_rate": wr.win_rate, "se": wr.standard_error, "scores": instruction_scores(ann),
-                     "disfluent": defects["disfluency_rate"], "repetitive": defects["repetition_rate"],
-                     "true_reward": sum(farm.true_rewards(outs)) / len(outs)})
+        rows.append({"pairs": len(data), **judged(farm, outs, annotator)})
     return rows
+
+
+def judged(farm, outs: list[dict], annotator: str = "human") -> dict:
+    """A policy's evaluation answers as the ceilings' rows give them: win-rate and standard error under ``annotator``
+    against the reference, each instruction's result (``scores``), the shares of disfluent and repetitive answers
+    (the people's defects) and the mean R*."""
+    from farmlib.evaluation.leaderboard import defect_rates
+
+    wr, ann = farm.evaluate(outs, annotator)
+    defects = defect_rates(farm, outs)
+    return {"win_rate": wr.win_rate, "se": wr.standard_error, "scores": instruction_scores(ann),
+            "disfluent": defects["disfluency_rate"], "repetitive": defects["repetition_rate"],
+            "true_reward": sum(farm.true_rewards(outs)) / len(outs)}
 
 
 def dpo_ceiling_sentence(rows: list[dict], run: dict, sft: dict) -> str:

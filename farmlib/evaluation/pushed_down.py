@@ -49,7 +49,7 @@ def run(farm, rejected: tuple[str, ...] = ("worst", "random"), annotator: str = 
     answers over the last tenth of its steps (``chosen``, ``rejected``: β times the log-ratio to SFT)."""
     from farmlib import methods
     from farmlib.artifacts import read_artifact
-    from farmlib.evaluation.leaderboard import defect_rates
+    from farmlib.evaluation.ceilings import judged
     from farmlib.methods import best_of_n, dpo, expert_iteration
 
     if not farm.is_farmworld:
@@ -63,15 +63,9 @@ def run(farm, rejected: tuple[str, ...] = ("worst", "random"), annotator: str = 
     cfg = farm.method_config("dpo", overrides)
 
     def row(name: str, path: str, generator: str) -> dict:
-        outs = farm.samples(path, "eval", generator=generator)
-        wr, ann = farm.evaluate(outs, annotator)
-        scores = instruction_scores(ann)
-        gain, gain_se = paired_difference(scores, sft_scores)
-        defects = defect_rates(farm, outs)
-        return {"learnt from": name, "pairs": None, "win_rate": wr.win_rate, "se": wr.standard_error, "gain": gain,
-                "gain_se": gain_se, "disfluent": defects["disfluency_rate"],
-                "repetitive": defects["repetition_rate"], "true_reward": sum(farm.true_rewards(outs)) / len(outs),
-                "scores": scores}
+        r = {"learnt from": name, "pairs": None, **judged(farm, farm.samples(path, "eval", generator=generator), annotator)}
+        r["gain"], r["gain_se"] = paired_difference(r["scores"], sft_scores)
+        return r
 
     rows = [row(WINNERS, first["policy"], "expert_iteration round 1")]
     for kind in rejected:
