@@ -78,6 +78,13 @@ def test_seed_sentence_which_retraining_moves_more():
     assert "no more than reshuffling SFT" in s
 
 
+def test_seed_sentence_one_base_model_claims_nothing_of_retraining_it():
+    by_seed = _by_seed({(0, 0): 0.40, (0, 1): 0.41, (0, 2): 0.45})
+    s = T.seed_sentence(by_seed, {k: CI for k in by_seed.index}, base0=0, sft0=0)
+    assert "3 SFT seeds differ by up to 0.050" in s and "All share one base model (`base_seeds` adds others)" in s
+    assert "Retraining the base model" not in s
+
+
 def test_seed_sentence_one_model():
     by_seed = _by_seed({(0, 0): 0.5})
     s = T.seed_sentence(by_seed, {(0, 0): CI}, base0=0, sft0=0)

@@ -17,25 +17,38 @@ def test_members_are_standardised_before_they_combine():
         E.aggregate([a], "median")
 
 
-def test_members_start_from_their_own_base_and_learn_the_books_pairs(micro_farm):
-    from farmlib.methods import reward_model_path
+def test_members_are_seed_pairs_and_name_what_differs(micro_farm):
+    assert E.as_members([[0, 1], (0, 1), [2, 0]]) == [(0, 1), (2, 0)], "distinct pairs, in order"
+    with pytest.raises(ValueError, match=r"\(pretraining seed, SFT seed\), got \[1\]"):
+        E.as_members([[1]])
+    by_seed = [(0, 0), (0, 1)]
+    assert E.label((0, 0), by_seed, micro_farm) == "member: SFT seed 0 (the book's reward model)"
+    assert E.label((0, 1), by_seed, micro_farm) == "member: SFT seed 1"
+    assert E.label((1, 0), [(0, 0), (1, 0)], micro_farm) == "member: base 1"
+    assert E.label((1, 1), [(0, 0), (1, 1)], micro_farm) == "member: base 1, SFT seed 1"
+
+
+def test_members_start_from_their_own_sft_model_and_learn_the_books_pairs(micro_farm):
+    from farmlib.methods import policy, reward_model_path
     from farmlib.methods.best_of_n import BestOfNConfig, candidates
 
     other = micro_farm.models.with_base_seed(1)
     assert micro_farm.models.with_base_seed(0) is micro_farm
     assert other.root == micro_farm.root and other.profile.pretrain.seed == 1, "another base, the same runs folder"
-    sfts = E.member_sfts(micro_farm, [0, 1, 0])
-    assert list(sfts) == [0, 1] and sfts[0] == micro_farm.sft_model() and sfts[1] != sfts[0]
-    assert sfts[1].startswith(str(micro_farm.root))
-    paths = E.members(micro_farm, [0, 1])
-    assert paths[0] == reward_model_path(micro_farm), "the book's own base gives the book's reward model"
+    sfts = E.member_sfts(micro_farm, [(0, 0), (0, 1), (1, 0), (0, 0)])
+    assert list(sfts) == [(0, 0), (0, 1), (1, 0)] and sfts[0, 0] == micro_farm.sft_model()
+    assert sfts[0, 1] == policy(micro_farm, "sft10k", seed=1)[0], "the SFT seed's model chapters 4 and 14 train"
+    assert len(set(sfts.values())) == 3 and sfts[1, 0].startswith(str(micro_farm.root))
+    members = [(0, 0), (0, 1)]
+    paths = E.members(micro_farm, members)
+    assert paths[0, 0] == reward_model_path(micro_farm), "the book's own seeds give the book's reward model"
     cands = candidates(micro_farm, BestOfNConfig(n_max=2, n_prompts=6))
     flat = [c for row in cands for c in row]
-    trained, prior = E.scores(micro_farm, flat, [0, 1]), E.scores(micro_farm, flat, [0, 1], trained=False)
-    assert set(trained) == {0, 1} and all(len(s) == len(flat) for s in trained.values())
-    assert trained[0] != trained[1] and trained[0] != prior[0]
-    picked = E.selections(micro_farm, cands, [0, 1])
-    assert "member: base 0 (the book's reward model)" in picked and "ensemble before any label: mean" in picked
+    trained, prior = E.scores(micro_farm, flat, members), E.scores(micro_farm, flat, members, trained=False)
+    assert set(trained) == set(members) and all(len(s) == len(flat) for s in trained.values())
+    assert trained[0, 0] != trained[0, 1] and trained[0, 0] != prior[0, 0]
+    picked = E.selections(micro_farm, cands, members)
+    assert "member: SFT seed 0 (the book's reward model)" in picked and "ensemble before any label: mean" in picked
     assert all(p in (cands[0][i], cands[1][i]) for outs in picked.values() for i, p in enumerate(outs))
 
 

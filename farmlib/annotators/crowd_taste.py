@@ -173,12 +173,14 @@ def seed_sentence(by_seed: pd.DataFrame, seed_ci: dict, base0: int, sft0: int) -
            "Every model falls inside the range. " if n_in == len(by_seed) else
            f"Some models fall inside the range and some outside: one model's P(longer) is one draw, and their mean "
            f"({pl.mean():.2f}) is the number to set beside the paper's. ")
-        + f"The {spread(sft_spread, 'SFT seed')}; the {spread(base_spread, 'base model')}. "
-        + ("Retraining the base model moves the statistic more than reshuffling SFT does: a spread over SFT seeds alone, "
-           "all on one base model, understates how far another pretraining run (or another machine, whose arithmetic "
-           "trains another base model) would land."
-           if len(base_spread) > 1 and base_spread.max() - base_spread.min() > sft_spread.max() - sft_spread.min() else
-           "Retraining the base model moves the statistic no more than reshuffling SFT does."))
+        + (f"The {spread(sft_spread, 'SFT seed')}. All share one base model (`base_seeds` adds others), so the spread "
+           "over SFT seeds leaves out how far another pretraining run would land." if len(base_spread) < 2 else
+           f"The {spread(sft_spread, 'SFT seed')}; the {spread(base_spread, 'base model')}. "
+           + ("Retraining the base model moves the statistic more than reshuffling SFT does: a spread over SFT seeds "
+              "alone, all on one base model, understates how far another pretraining run (or another machine, whose "
+              "arithmetic trains another base model) would land."
+              if base_spread.max() - base_spread.min() > sft_spread.max() - sft_spread.min() else
+              "Retraining the base model moves the statistic no more than reshuffling SFT does.")))
 
 
 # --- length follows content ------------------------------------------------------------------------------------
@@ -269,9 +271,10 @@ def standing_sentence(by_accuracy: pd.DataFrame, paper_win: float, at_paper: dic
 # --- what moves it ---------------------------------------------------------------------------------------------
 
 def what_moves_table(farm, crowd, pairs, humans, ci, calib_pairs, draws: int, detail_tastes, other_temperature: float,
-                     nucleus_top_p: float, sft_epochs_factor: float) -> pd.DataFrame:
+                     nucleus_top_p: float, sft_epochs_factor: float = 0) -> pd.DataFrame:
     """One row per change (the people's taste for detail, the decoding, the SFT model), each labelled by people
-    on the same ``val`` instructions; the taste rows also relabel the calibration pairs."""
+    on the same ``val`` instructions; the taste rows also relabel the calibration pairs. ``sft_epochs_factor``
+    (0: no such row) adds SFT 10k trained that many times the profile's epochs."""
     from farmlib.annotators import Crowd
     from farmlib.methods import policy
     from farmlib.world import REWARD_WEIGHTS
@@ -298,9 +301,10 @@ def what_moves_table(farm, crowd, pairs, humans, ci, calib_pairs, draws: int, de
     moves.append(row(sft_pairs(farm, "val", temperature=other_temperature), crowd, temperature_row(other_temperature)))
     moves.append(row(sft_pairs(farm, "val", 1.0, top_p=nucleus_top_p), crowd, f"nucleus sampling, top-p {nucleus_top_p:g}"))
     moves.append(row(sft_pairs(farm, "val", 1.0, model=policy(farm, "sft52k")[0]), crowd, "SFT 52k"))
-    longer_sft = replace(farm.profile.sft, epochs=farm.profile.sft.epochs * sft_epochs_factor)
-    moves.append(row(sft_pairs(farm, "val", 1.0, model=farm.sft_model(train=longer_sft)), crowd,
-                     f"SFT 10k, {longer_sft.epochs:g} epochs, not {farm.profile.sft.epochs:g}"))
+    if sft_epochs_factor:
+        longer_sft = replace(farm.profile.sft, epochs=farm.profile.sft.epochs * sft_epochs_factor)
+        moves.append(row(sft_pairs(farm, "val", 1.0, model=farm.sft_model(train=longer_sft)), crowd,
+                         f"SFT 10k, {longer_sft.epochs:g} epochs, not {farm.profile.sft.epochs:g}"))
     return pd.DataFrame(moves).set_index("what changes")
 
 

@@ -313,7 +313,7 @@ def summary(table: pd.DataFrame, sft_ci: dict, cal: pd.Series, by_seed: pd.DataF
   the real crowd's ranges ({R['agreement'][0]:.0f}–{R['agreement'][1]:.0f} %, {R['variance'][0]:.2f}–{R['variance'][1]:.2f},
   {R['p_longer'][0]:.2f}–{R['p_longer'][1]:.2f}, {R['p_list'][0]:.2f}–{R['p_list'][1]:.2f}) these are {_ok(100 * h.agreement, "agreement")},
   {_ok(h.variance, "variance")}, {_ok(h.p_longer, "p_longer")} and {_ok(h.p_list, "p_list")}{"" if not outside else " (" + "; ".join(_reach(k, sft_ci) for k in outside) + ")"}.
-  Across {len(by_seed)} SFT models ({n_sft_seeds} SFT seeds, {n_base_models} base models) P(longer) is {pl.min():.2f}–{pl.max():.2f}
+  Across {len(by_seed)} SFT models ({n_sft_seeds} SFT seeds, {'one base model' if n_base_models == 1 else f'{n_base_models} base models'}) P(longer) is {pl.min():.2f}–{pl.max():.2f}
   and P(list) {pli.min():.2f}–{pli.max():.2f}.
   On the calibration pairs (the demonstrator's answers) they are {100 * cal['agreement']:.1f} %, {cal['P(longer)']:.2f} and
   {cal['P(list)']:.2f}: {_ok(100 * cal['agreement'], "agreement")}, {_ok(cal['P(longer)'], "p_longer")} and {_ok(cal['P(list)'], "p_list")} the ranges.

@@ -1,8 +1,9 @@
 """An ensemble of reward models (Coste et al. 2023, *Reward model ensembles help mitigate overoptimization*).
 
-Members differ in their pretraining seed: member ``b`` is SFT 10k trained (with the book's SFT seed) on the base
-model pretrained with seed ``b``, fitted as the book's reward model on the book's preference pairs. Each member's
-scores are standardised over the records they score (members read likelihoods on their own scales), then combined:
+Member ``(b, s)`` is SFT 10k trained with SFT seed ``s`` on the base model pretrained with seed ``b``, fitted as the
+book's reward model on the book's preference pairs: members differ in their SFT seed (the order the demonstrations
+are seen in, on one base model), in their pretraining seed (Coste et al.'s), or both. Each member's scores are
+standardised over the records they score (members read likelihoods on their own scales), then combined:
 
 - mean: ``mean_j z_j(x, y)``;
 - worst case (WCO): ``min_j z_j(x, y)``, an answer is as good as its harshest member says;
@@ -44,52 +45,74 @@ def aggregate(member_scores: list[list[float]], how: str = "mean") -> list[float
     return [AGGREGATES[how]([m[i] for m in z]) for i in range(len(z[0]))]
 
 
-def member_sfts(farm, base_seeds) -> dict[int, str]:
-    """SFT 10k (the book's SFT seed) on the base model of each pretraining seed in ``base_seeds``
-    (``farm.models.with_base_seed``); the book's own base seed gives the book's SFT 10k."""
-    return {b: farm.models.with_base_seed(b).sft_model() for b in dict.fromkeys(base_seeds)}
+def as_members(members) -> list[tuple[int, int]]:
+    """``members`` as distinct ``(pretraining seed, SFT seed)`` pairs, in order (a notebook parameter's lists too)."""
+    out = []
+    for m in members:
+        if len(m) != 2:
+            raise ValueError(f"an ensemble member is (pretraining seed, SFT seed), got {list(m)!r}")
+        out.append((int(m[0]), int(m[1])))
+    return list(dict.fromkeys(out))
 
 
-def members(farm, base_seeds, cfg=None) -> dict[int, str]:
-    """The reward model fitted from each base seed's SFT 10k (:func:`member_sfts`) on the book's preference pairs
-    (``cfg``: the profile's reward-model config); the book's own base seed gives the book's reward model."""
+def label(member: tuple[int, int], members, farm) -> str:
+    """A member's name in the table: what differs between the members (SFT seed, base, or both); the book's own
+    pair is the book's reward model."""
+    b, s = member
+    bases, seeds = {m[0] for m in members}, {m[1] for m in members}
+    name = (f"SFT seed {s}" if len(bases) == 1 else f"base {b}" if len(seeds) == 1 else f"base {b}, SFT seed {s}")
+    own = (b, s) == (farm.profile.pretrain.seed, farm.profile.sft.seed)
+    return f"member: {name}" + (" (the book's reward model)" if own else "")
+
+
+def member_sfts(farm, members) -> dict[tuple[int, int], str]:
+    """SFT 10k with SFT seed ``s`` on the base model of pretraining seed ``b``, for each member ``(b, s)``
+    (``farm.models.with_base_seed``); the book's own seeds give the book's SFT 10k."""
+    from farmlib.methods import policy
+
+    return {(b, s): policy(farm.models.with_base_seed(b), "sft10k", seed=s)[0] for b, s in as_members(members)}
+
+
+def members(farm, members, cfg=None) -> dict[tuple[int, int], str]:
+    """The reward model fitted from each member's SFT 10k (:func:`member_sfts`) on the book's preference pairs
+    (``cfg``: the profile's reward-model config); the book's own seeds give the book's reward model."""
     cfg = cfg or farm.method_config("reward_model")
-    return {b: reward_model.train(farm, cfg, sft=sft) for b, sft in member_sfts(farm, base_seeds).items()}
+    return {m: reward_model.train(farm, cfg, sft=sft) for m, sft in member_sfts(farm, members).items()}
 
 
-def scores(farm, records: list[dict], base_seeds, trained: bool = True, cfg=None) -> dict[int, list[float]]:
-    """Each member's reward of each record (``trained=False``: the member before any label, its SFT model's
-    likelihood), cached as one artifact per set of members and records."""
+def scores(farm, records: list[dict], of, trained: bool = True, cfg=None) -> dict[tuple[int, int], list[float]]:
+    """Each member's (``of``: ``(pretraining seed, SFT seed)`` pairs) reward of each record (``trained=False``: the
+    member before any label, its SFT model's likelihood), cached as one artifact per set of members and records."""
     cfg = cfg or farm.method_config("reward_model")
-    paths = members(farm, base_seeds, cfg) if trained else member_sfts(farm, base_seeds)
+    paths = members(farm, of, cfg) if trained else member_sfts(farm, of)
     tok, max_len, device = farm.tokenizer(), farm.profile.model.max_length, farm.profile.device
     back = backward_reader.train(farm) if cfg.backward and not trained else None
 
     def build(work: Path) -> None:
         out = {}
-        for b, path in paths.items():
+        for (b, s), path in paths.items():
             model = (reward_model.load_reward_model(path, device) if trained else
                      reward_model.new_reward_model(path, tok, device, cfg.seed, cfg.reads, back, max_len).eval())
-            out[str(b)] = reward_model.rewards(model, tok, records, max_length=max_len).tolist()
+            out[f"{b},{s}"] = reward_model.rewards(model, tok, records, max_length=max_len).tolist()
         write_json(work / "scores.json", out)
 
-    path = farm.artifact("reward_ensemble_scores", {"members": paths, "trained": trained, "reads": cfg.reads,
+    path = farm.artifact("reward_ensemble_scores", {"members": {f"{b},{s}": p for (b, s), p in paths.items()},
+                                                    "trained": trained, "reads": cfg.reads,
                                                     **({"backward_model": back} if back else {}),
                                                     "records": data_digest(records)}, build)
-    return {int(b): s for b, s in read_json(Path(path) / "scores.json").items()}
+    return {tuple(int(x) for x in k.split(",")): v for k, v in read_json(Path(path) / "scores.json").items()}
 
 
 # -- best-of-n by the ensemble, in the book (chapter 9) ---------------------------------------------------------------
-def selections(farm, candidates: list[list[dict]], base_seeds, cfg=None) -> dict[str, list[dict]]:
-    """Each prompt's favourite of its candidates (``candidates[k][i]``, chapter 9's) by each member alone, by the
-    ensemble under each of :data:`AGGREGATES`, and by the ensemble's mean before any label."""
+def selections(farm, candidates: list[list[dict]], of, cfg=None) -> dict[str, list[dict]]:
+    """Each prompt's favourite of its candidates (``candidates[k][i]``, chapter 9's) by each member (``of``:
+    ``(pretraining seed, SFT seed)`` pairs) alone, by the ensemble under each of :data:`AGGREGATES`, and by the
+    ensemble's mean before any label."""
     from farmlib.evaluation.ceilings import best_picks
 
     flat = [c for row in candidates for c in row]
-    trained, untrained = (scores(farm, flat, base_seeds, t, cfg) for t in (True, False))
-    base0 = farm.profile.pretrain.seed
-    out = {f"member: base {b}" + (" (the book's reward model)" if b == base0 else ""): best_picks(candidates, s)
-           for b, s in trained.items()}
+    trained, untrained = (scores(farm, flat, of, t, cfg) for t in (True, False))
+    out = {label(m, trained, farm): best_picks(candidates, s) for m, s in trained.items()}
     for how in AGGREGATES:
         out[f"ensemble: {how}"] = best_picks(candidates, aggregate(list(trained.values()), how))
     out["ensemble before any label: mean"] = best_picks(candidates, aggregate(list(untrained.values()), "mean"))
@@ -135,7 +158,7 @@ def sentence(rows: list[dict]) -> str:
     labels, labels_move = versus(ens, prior)
     return (f"Under the people the ensemble's mean picks {ens['win-rate']:.1f} % ({ens['vs SFT 10k']:+.1f} ± "
             f"{ens['paired se']:.1f} over SFT 10k on the same instructions); its {len(singles)} members alone pick "
-            f"between {lo:+.1f} and {hi:+.1f} over SFT 10k, so the base model a reward model starts from moves its "
+            f"between {lo:+.1f} and {hi:+.1f} over SFT 10k, so the SFT model a reward model starts from moves its "
             f"best-of-n by {hi - lo:.1f} points. Against the book's reward model the ensemble moves by "
             f"{versus(ens, book)[0]}, against its best member by {versus(ens, best)[0]}; against the same members before any label, by {labels}: "
             + ("its labels move its picks." if labels_move else "what the ensemble adds is its readers', not its labels'."))
