@@ -55,29 +55,29 @@ def as_members(members) -> list[tuple[int, int]]:
     return list(dict.fromkeys(out))
 
 
-def label(member: tuple[int, int], members, farm) -> str:
-    """A member's name in the table: what differs between the members (SFT seed, base, or both); the book's own
-    pair is the book's reward model."""
+def label(member: tuple[int, int], of, farm) -> str:
+    """A member's name in the table: what differs between the members of ``of`` (SFT seed, base, or both); the
+    book's own pair is the book's reward model."""
     b, s = member
-    bases, seeds = {m[0] for m in members}, {m[1] for m in members}
+    bases, seeds = {m[0] for m in of}, {m[1] for m in of}
     name = (f"SFT seed {s}" if len(bases) == 1 else f"base {b}" if len(seeds) == 1 else f"base {b}, SFT seed {s}")
     own = (b, s) == (farm.profile.pretrain.seed, farm.profile.sft.seed)
     return f"member: {name}" + (" (the book's reward model)" if own else "")
 
 
-def member_sfts(farm, members) -> dict[tuple[int, int], str]:
-    """SFT 10k with SFT seed ``s`` on the base model of pretraining seed ``b``, for each member ``(b, s)``
+def member_sfts(farm, of) -> dict[tuple[int, int], str]:
+    """SFT 10k with SFT seed ``s`` on the base model of pretraining seed ``b``, for each member ``(b, s)`` of ``of``
     (``farm.models.with_base_seed``); the book's own seeds give the book's SFT 10k."""
     from farmlib.methods import policy
 
-    return {(b, s): policy(farm.models.with_base_seed(b), "sft10k", seed=s)[0] for b, s in as_members(members)}
+    return {(b, s): policy(farm.models.with_base_seed(b), "sft10k", seed=s)[0] for b, s in as_members(of)}
 
 
-def members(farm, members, cfg=None) -> dict[tuple[int, int], str]:
-    """The reward model fitted from each member's SFT 10k (:func:`member_sfts`) on the book's preference pairs
-    (``cfg``: the profile's reward-model config); the book's own seeds give the book's reward model."""
+def members(farm, of, cfg=None) -> dict[tuple[int, int], str]:
+    """The reward model fitted from the SFT 10k of each member of ``of`` (:func:`member_sfts`) on the book's
+    preference pairs (``cfg``: the profile's reward-model config); the book's own seeds give the book's reward model."""
     cfg = cfg or farm.method_config("reward_model")
-    return {m: reward_model.train(farm, cfg, sft=sft) for m, sft in member_sfts(farm, members).items()}
+    return {m: reward_model.train(farm, cfg, sft=sft) for m, sft in member_sfts(farm, of).items()}
 
 
 def scores(farm, records: list[dict], of, trained: bool = True, cfg=None) -> dict[tuple[int, int], list[float]]:
