@@ -124,11 +124,12 @@ def test_paper_table_is_two_levels_and_fills_missing():
     assert t.loc["p_sim_eval", ("agreement", "ours")] == "60.0 %"
 
 
-def _summary(table):
+def _summary(table, seeds=((0, 0), (0, 1))):
     sft_ci = {"agreement": (0.60, 0.70), "variance": (0.30, 0.40), "p_longer": (0.40, 0.60), "p_list": (0.55, 0.75)}
     cal = pd.Series({"agreement": 0.66, "P(longer)": 0.63, "P(list)": 0.66})
-    idx = pd.MultiIndex.from_tuples([(0, 0), (0, 1)], names=["base seed", "SFT seed"])
-    by_seed = pd.DataFrame({"P(longer)": [0.5, 0.52], "P(list)": [0.6, 0.62]}, index=idx)
+    idx = pd.MultiIndex.from_tuples(list(seeds), names=["base seed", "SFT seed"])
+    by_seed = pd.DataFrame({"P(longer)": [0.5 + 0.02 * i for i in range(len(seeds))],
+                            "P(list)": [0.6 + 0.02 * i for i in range(len(seeds))]}, index=idx)
     inj = pd.DataFrame({"win_before": {"p_sim_eval": 0.5, "p_sim_single": 0.5},
                         "win_injected": {"p_sim_eval": 0.52, "p_sim_single": 0.55}})
     calib = {"logit_scale": 4, "rows": [{"logit_scale": k, "agreement": a, "variance": 0.3, "p_longer": 0.5,
@@ -138,7 +139,8 @@ def _summary(table):
 
 def test_summary_branches():
     s = _summary(_table())
-    assert "Across 2 SFT models (2 SFT seeds, 1 base models)" in s  # counted from the seed table
+    assert "Across 2 SFT models (2 SFT seeds, one base model)" in s  # counted from the seed table
+    assert "Across 3 SFT models (2 SFT seeds, 2 base models)" in _summary(_table(), ((0, 0), (0, 1), (1, 0)))
     assert "65.0 % on the calibration\npairs" in s  # the pool's agreement at the kept logit scale
     assert "like the paper's pool (0.26 vs 0.34), it is *more* consistent" in s
     assert "P(longer)'s 95 % interval over pairs, 0.40–0.60, reaches into the range" in s
