@@ -173,9 +173,10 @@ def seed_sentence(by_seed: pd.DataFrame, seed_ci: dict, base0: int, sft0: int) -
            "Every model falls inside the range. " if n_in == len(by_seed) else
            f"Some models fall inside the range and some outside: one model's P(longer) is one draw, and their mean "
            f"({pl.mean():.2f}) is the number to set beside the paper's. ")
-        + (f"The {spread(sft_spread, 'SFT seed')}. All share one base model (`base_seeds` adds others), so the spread "
-           "over SFT seeds leaves out how far another pretraining run would land." if len(base_spread) < 2 else
-           f"The {spread(sft_spread, 'SFT seed')}; the {spread(base_spread, 'base model')}. "
+        + f"The {spread(sft_spread, 'SFT seed')}"
+        + (". All share one base model (`base_seeds` adds others), so the spread over SFT seeds leaves out how far "
+           "another pretraining run would land." if len(base_spread) < 2 else
+           f"; the {spread(base_spread, 'base model')}. "
            + ("Retraining the base model moves the statistic more than reshuffling SFT does: a spread over SFT seeds "
               "alone, all on one base model, understates how far another pretraining run (or another machine, whose "
               "arithmetic trains another base model) would land."
