@@ -90,6 +90,15 @@ def test_editing_ppo_changes_ppo_digest_only(scratch):
     assert [k for k in before if before[k] != after[k]] == ["ppo"]
 
 
+def test_editing_dpos_loss_leaves_the_judges_and_the_reward_model_alone(scratch):
+    """The log-probability DPO, KTO and the backward reader share lives in ``farmlib.lm.likelihood``, so DPO's
+    own loss keys DPO's artifacts and no one else's."""
+    before = digests(scratch)
+    edit(scratch / "farmlib/methods/dpo.py", "-F.logsigmoid(margin).mean()", "F.softplus(-margin).mean()")
+    after = digests(scratch)
+    assert [k for k in before if before[k] != after[k]] == ["dpo"]
+
+
 def test_comments_docstrings_and_layout_change_no_digest(scratch):
     before = digests(scratch)
     fam = scratch / "farmlib/world/families.py"

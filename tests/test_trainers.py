@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from farmlib.lm.likelihood import sequence_logprobs
 from farmlib.methods import dpo, ppo, reward_model
 from farmlib.methods.common import response_logprobs
 from farmlib.progress import progress
@@ -148,7 +149,7 @@ def test_our_dpo_loss_equals_trls_on_the_same_batch(micro_farm):
         # our training loop's path: our tokenization, our batch, our log-probabilities, our loss
         pairs = dpo.encode(tok, prefs, micro_farm.profile.model.max_length)
         ours_batch = dpo.pair_batch(tok, pairs, list(range(len(prefs))), "cpu")
-        pi, rf = dpo.sequence_logprobs(policy, ours_batch), dpo.sequence_logprobs(ref, ours_batch)
+        pi, rf = sequence_logprobs(policy, ours_batch), sequence_logprobs(ref, ours_batch)
         n = len(prefs)
         ours, margin = dpo.dpo_loss(pi[:n], pi[n:], rf[:n], rf[n:], beta=0.1)
     assert abs(margin).max() > 0.01  # the policy really differs from the reference
@@ -185,8 +186,8 @@ def test_our_kto_loss_equals_trls_on_the_same_batch(micro_farm):
         encoded = encode_pairs(tok, [(r["prompt"], r["completion"]) for r in rows], max_length)
         idx = list(range(len(rows)))
         main, kl = (collate(b, tok.pad_token_id) for b in ([encoded[j] for j in idx], kto.mismatched(idx, encoded, max_length)))
-        z0 = (dpo.sequence_logprobs(policy, kl) - dpo.sequence_logprobs(ref, kl)).mean().clamp(min=0)
-        ours, reward = kto.kto_loss(dpo.sequence_logprobs(policy, main), dpo.sequence_logprobs(ref, main),
+        z0 = (sequence_logprobs(policy, kl) - sequence_logprobs(ref, kl)).mean().clamp(min=0)
+        ours, reward = kto.kto_loss(sequence_logprobs(policy, main), sequence_logprobs(ref, main),
                                     torch.tensor([r["label"] for r in rows]), z0, beta=0.1)
     assert abs(reward).max() > 0.01 and z0 > 0  # the policy really differs from the reference
     assert ours.item() == pytest.approx(trl_loss, rel=1e-4, abs=1e-5)

@@ -29,8 +29,8 @@ from pathlib import Path
 
 import torch
 
+from farmlib.lm.likelihood import sequence_logprobs
 from farmlib.lm.supervised import collate, encode_pairs
-from farmlib.methods.dpo import sequence_logprobs
 
 #: The splits whose demonstrations the backward model learns from (each (instruction, input, answer) once).
 SPLITS = ("sft", "preference", "unlabeled")

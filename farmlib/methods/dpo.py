@@ -18,7 +18,8 @@ import torch
 import torch.nn.functional as F
 
 from farmlib.artifacts import write_json
-from farmlib.lm.model import load_model, logits_at
+from farmlib.lm.likelihood import sequence_logprobs
+from farmlib.lm.model import load_model
 from farmlib.lm.supervised import collate, encode_pairs, length_grouped_batches, lr_at
 from farmlib.methods.common import loser, winner
 from farmlib.profiles import TrainConfig
@@ -47,18 +48,6 @@ def dpo_loss(pi_chosen: torch.Tensor, pi_rejected: torch.Tensor, ref_chosen: tor
     ``-log sigmoid(beta * ((log pi_w - log ref_w) - (log pi_l - log ref_l)))``."""
     margin = beta * ((pi_chosen - ref_chosen) - (pi_rejected - ref_rejected))
     return -F.logsigmoid(margin).mean(), margin
-
-
-def sequence_logprobs(model, batch: dict[str, torch.Tensor]) -> torch.Tensor:
-    """``log pi(y|x)`` of each row of a :func:`~farmlib.lm.supervised.collate` batch: the sum over the
-    labelled (response) tokens."""
-    labels = batch["labels"][:, 1:]
-    mask = labels != -100
-    keep = torch.nn.functional.pad(mask, (0, 1))  # the LM head runs only where a response token is predicted
-    logits = logits_at(model, keep, input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).float()
-    logp = torch.log_softmax(logits, -1).gather(-1, labels[mask][:, None]).squeeze(-1)
-    per_token = torch.zeros(labels.shape, dtype=logp.dtype, device=logp.device).masked_scatter(mask, logp)
-    return per_token.sum(1)
 
 
 def encode(tok, prefs: list[dict], max_length: int) -> list[tuple[tuple[list[int], int], tuple[list[int], int]]]:

@@ -24,10 +24,10 @@ from pathlib import Path
 import torch
 
 from farmlib.artifacts import write_json
+from farmlib.lm.likelihood import sequence_logprobs
 from farmlib.lm.model import load_model
 from farmlib.lm.supervised import collate, encode_pairs, length_grouped_batches, lr_at
 from farmlib.methods.common import loser, winner
-from farmlib.methods.dpo import sequence_logprobs
 from farmlib.profiles import TrainConfig
 from farmlib.progress import progress
 from farmlib.provenance import data_digest
