@@ -112,3 +112,26 @@ def test_sampled_sequences_get_the_reward_their_records_get(micro_farm, backward
     tagged = torch.cat([torch.full((len(recs), 2), tok.eos_token_id), seq], 1)  # padding before the prompt
     assert torch.allclose(B.term_of_ids(rm, tagged, torch.cat([torch.zeros(len(recs), 2, dtype=mask.dtype), mask], 1),
                                         nq + 2), by_records, atol=1e-4)
+
+
+def test_reward_models_on_one_backward_reader_read_a_set_of_texts_once(micro_farm, backward_rm, monkeypatch):
+    """Two loads of the reward model carry two copies of the backward model: the second reads nothing new, and what
+    it remembers is what a fresh read gives, bit for bit. Other weights or other texts are read anew."""
+    from farmlib.methods import reward_model
+
+    reads = []
+    loglik = B._loglik
+    monkeypatch.setattr(B, "_loglik", lambda *a, **k: reads.append(len(a[2])) or loglik(*a, **k))
+    monkeypatch.setattr(B, "_READS", type(B._READS)())
+    recs = [dict(r) for r in micro_farm.splits()["val"][:5]]
+    first = B.scores(reward_model.load_reward_model(backward_rm), recs)
+    again = B.scores(reward_model.load_reward_model(backward_rm), list(reversed(recs)))
+    assert reads == [5] and again == list(reversed(first))
+    B._READS.clear()
+    assert B.scores(reward_model.load_reward_model(backward_rm), recs) == first and reads == [5, 5]
+    B.scores(reward_model.load_reward_model(backward_rm), recs[:4])
+    assert reads == [5, 5, 4]
+    other = reward_model.load_reward_model(backward_rm)
+    with torch.no_grad():
+        next(B.attached(other).model.parameters()).add_(1e-3)
+    assert B.scores(other, recs) != first and reads == [5, 5, 4, 5]

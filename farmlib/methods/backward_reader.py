@@ -24,7 +24,9 @@ whose instructions chapter 5 holds out for the reward model's accuracy.
 
 from __future__ import annotations
 
+import hashlib
 import math
+from collections import OrderedDict
 from pathlib import Path
 
 import torch
@@ -120,6 +122,27 @@ class Attached:
 
     def __init__(self, model, tokenizer, max_length: int):
         self.model, self.tokenizer, self.max_length = model.eval().requires_grad_(False), tokenizer, max_length
+        self._weights: str | None = None
+
+    def weights(self) -> str:
+        """A digest of the frozen backward model's weights: every reward model built on the same backward reader
+        carries a copy of it, and these copies read alike."""
+        if self._weights is None:
+            h = hashlib.sha256()
+            for name, t in sorted(self.model.state_dict().items()):
+                h.update(name.encode())
+                h.update(t.detach().cpu().reshape(-1).contiguous().view(torch.uint8).numpy().tobytes())
+            self._weights = h.hexdigest()
+        return self._weights
+
+
+#: The latest reads of the backward model, by its weights and the set of (answer, question) texts read. The
+#: reward models of one chapter carry the same frozen backward model and often read the same texts: chapter 17's
+#: label-noise variants score one draw of candidates and label the same pairs, a learning curve's reward models
+#: share their held-out pairs, an ensemble's members score the same answers. A read is a function of its set
+#: alone (the batches are made from the sorted set), so a remembered read has the bits a new one would have.
+_READS: OrderedDict[tuple, dict[tuple[str, str], float]] = OrderedDict()
+_READS_KEPT = 8
 
 
 def attach(rm, path: str | Path, max_length: int, device: str = "cpu"):
@@ -170,7 +193,14 @@ def scores(rm, records: list[dict], key: str = "output") -> list[float] | None:
         return None
     pairs = [(r[key], question(r["instruction"], r.get("input", ""))) for r in records]
     distinct = sorted(set(pairs))
-    read = dict(zip(distinct, _loglik(b.model, b.tokenizer, distinct, b.max_length)))
+    texts = hashlib.sha256("\x00".join(f"{a}\x01{q}" for a, q in distinct).encode()).hexdigest()
+    k = (b.weights(), b.max_length, texts)
+    read = _READS.get(k)
+    if read is None:
+        read = _READS[k] = dict(zip(distinct, _loglik(b.model, b.tokenizer, distinct, b.max_length)))
+        while len(_READS) > _READS_KEPT:
+            _READS.popitem(last=False)
+    _READS.move_to_end(k)
     return [read[p] for p in pairs]
 
 
