@@ -6,12 +6,11 @@
 thread count a computation gets depends on what else runs. This prints, for the products the tiny profile's model
 makes (hidden 128, MLP 384, vocabulary 2048), the row counts at which one thread and two give different bits, and
 whether the sampler's next-token logits differ for batches of those sizes (a batch's last rows decode at such
-sizes; one flipped token then changes every later draw of the batch). Each case
-runs in a fresh process twice: with ``MKL_CBWR`` unset, and with ``MKL_CBWR=AUTO,STRICT`` (MKL's strict conditional
-numerical reproducibility), which must be set before MKL's first product. It also prints, in each mode, the seconds of
-2,000 products of a decoding step's size and of 10 training steps of the model (forward, backward, AdamW) on two
-threads. On BLAS libraries other than MKL the variable does
-nothing.
+sizes; one flipped token then changes every later draw of the batch). Each case runs in a fresh process twice: with
+``MKL_CBWR`` unset, and with ``MKL_CBWR=AUTO,STRICT`` (MKL's strict conditional numerical reproducibility), which
+must be set before MKL's first product. It also prints, in each mode, the seconds of 2,000 products of a decoding
+step's size and of 10 training steps of the model (forward, backward, AdamW) on two threads. On BLAS libraries
+other than MKL the variable does nothing.
 """
 
 from __future__ import annotations
@@ -23,7 +22,7 @@ import subprocess
 import sys
 
 CHILD = r"""
-import json, sys, time, torch
+import dataclasses, json, sys, time, torch
 rows = int(sys.argv[1])
 out = {"differ": {}, "seconds": None}
 for k, n in [(128, 384), (128, 768), (384, 128), (128, 2048)]:
@@ -43,8 +42,8 @@ from farmlib.lm.model import new_model
 from farmlib.lm.sampling import LlamaDecoder
 farm = Farm("micro")
 tok = farm.tokenizer()
-model = new_model(farm.profile.model.__class__(**{**vars(farm.profile.model), "hidden_size": 128,
-                  "intermediate_size": 384, "num_heads": 4, "num_layers": 4}), tok, seed=0).eval()
+model = new_model(dataclasses.replace(farm.profile.model, hidden_size=128, intermediate_size=384, num_heads=4,
+                                      num_layers=4), tok, seed=0).eval()
 sampled = []
 for b in range(1, 17):
     ids = torch.randint(3, tok.vocab_size, (b, 12), generator=torch.Generator().manual_seed(b))
