@@ -37,7 +37,7 @@ for k, n in [(128, 384), (128, 768), (384, 128), (128, 2048)]:
         if not torch.equal(*got):
             bad.append(m)
     out["differ"][f"{k}x{n}"] = bad
-from farmlib import Farm
+from farmlib import Farm  # after the products above: MKL kept the mode it started in, so importing farmlib changes nothing
 from farmlib.lm.model import new_model
 from farmlib.lm.sampling import LlamaDecoder
 farm = Farm("micro")

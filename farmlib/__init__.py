@@ -7,7 +7,11 @@ after torch and transformers load.
 from __future__ import annotations
 
 import importlib
+import os
 import warnings
+
+# MKL reads it at its first product, which may come before farmlib.seeding is imported (farmlib.seeding says why)
+os.environ.setdefault("MKL_CBWR", "AUTO,STRICT")
 
 # Chapters run in a kernel without ipywidgets, where importing ``tqdm.auto`` warns "IProgress not found"
 # into the rendered page. Our bars go to farm's status line (farmlib.progress); the warning is noise.

@@ -36,9 +36,9 @@ def _file():
 
 def follow_threads(every: float = 1.0) -> None:
     """Set torch's thread count to what ``farm book`` hands this chapter (``$FARM_THREADS``), at most once
-    every ``every`` seconds. Results mostly do not depend on it, but MKL multiplies a matrix of 5 to 11 rows into
-    other bits on 1 thread than on 2 (``benchmarks/thread_invariance.py``), and the sampler meets such products when
-    a batch's last rows decode: a build's samples can depend on how its chapters overlapped (README, *Reproducible runs*)."""
+    every ``every`` seconds. Results do not depend on it: importing farmlib puts MKL in its thread-invariant mode
+    (:mod:`farmlib.seeding`), without which the sampler's decoding steps of 4 to 15 rows give other bits on 1 thread
+    than on 2."""
     path = os.environ.get(THREADS_ENV)
     now = time.time()
     if not path or now - _threads_checked[0] < every:

@@ -17,6 +17,16 @@ when an op you need has no deterministic kernel, or to trade the last bits for s
 Measured on an H100 with torch 2.11 (``benchmarks/gpu_paths.py``, the micro leaderboard built twice in
 fresh processes): in warn mode 8 of 224 artifact files differed between the two builds (best-of-n
 scores, PPO's checkpoints and history); in strict mode none did, and every method ran.
+
+On a CPU, MKL (torch's BLAS on x86) by default splits a product across threads differently at some row counts
+and sums it in another order: on the machines measured, matrices of 4 to 15 rows come out in other bits on one
+thread than on two (``benchmarks/thread_invariance.py``). The sampler multiplies such matrices when a batch's last
+rows decode, and ``farm book`` hands a chapter one thread or two by what else computes, so a build's samples would
+depend on how its chapters overlapped. MKL's conditional numerical reproducibility fixes the order whatever the
+thread count: ``MKL_CBWR=AUTO,STRICT``, read at MKL's first product. Importing farmlib sets it unless it is set
+already (this module sets it too, so that every artifact's key follows the mode), so set it yourself if your
+process multiplies matrices before it imports farmlib. Measured: under it, every product and decoding step gives
+the same bits on one thread as on two, at no cost in time.
 """
 
 from __future__ import annotations
@@ -26,6 +36,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import torch
+
+MKL_CBWR = "AUTO,STRICT"
+os.environ.setdefault("MKL_CBWR", MKL_CBWR)
 
 
 def deterministic_torch(strict: bool | None = None, device: str = "cpu") -> None:

@@ -146,6 +146,36 @@ def test_farm_asks_torch_for_deterministic_kernels(monkeypatch, tmp_path):
         torch.use_deterministic_algorithms(True, warn_only=True)
 
 
+_THREADS = """
+import json, torch
+import farmlib  # noqa: F401 - importing it sets MKL's arithmetic mode, before the first product
+differ = []
+for k, n in [(128, 384), (384, 128), (128, 2048)]:
+    g = torch.Generator().manual_seed(k + n)
+    for m in range(1, 17):
+        x, w = torch.randn(m, 1, k, generator=g), torch.randn(n, k, generator=g)
+        got = []
+        for th in (1, 2):
+            torch.set_num_threads(th)
+            got.append(x @ w.T)
+        differ += [] if torch.equal(*got) else [f"{k}x{n}, {m} rows"]
+print(json.dumps(differ))
+"""
+
+
+def test_a_farm_multiplies_with_the_same_bits_on_one_thread_as_on_two():
+    """The tiny model's product shapes at 1-16 rows (where MKL's default mode splits work by thread count:
+    benchmarks/thread_invariance.py), in a fresh process that imports farmlib with MKL_CBWR unset; and a mode set
+    by the user is kept."""
+    env = {k: v for k, v in os.environ.items() if k != "MKL_CBWR"}
+    done = subprocess.run([sys.executable, "-c", _THREADS], env=env, capture_output=True, text=True, check=True)
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == []
+    env["MKL_CBWR"] = "COMPATIBLE"
+    done = subprocess.run([sys.executable, "-c", "import os, farmlib; print(os.environ['MKL_CBWR'])"], env=env,
+                          capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "COMPATIBLE"
+
+
 _BATCHES = """
 import json, torch
 from farmlib.methods import reward_model as R

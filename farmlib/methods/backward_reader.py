@@ -33,6 +33,7 @@ import torch
 
 from farmlib.lm.likelihood import sequence_logprobs
 from farmlib.lm.supervised import collate, encode_pairs
+from farmlib.provenance import data_digest
 
 #: The splits whose demonstrations the backward model learns from (each (instruction, input, answer) once).
 SPLITS = ("sft", "preference", "unlabeled")
@@ -193,8 +194,7 @@ def scores(rm, records: list[dict], key: str = "output") -> list[float] | None:
         return None
     pairs = [(r[key], question(r["instruction"], r.get("input", ""))) for r in records]
     distinct = sorted(set(pairs))
-    texts = hashlib.sha256("\x00".join(f"{a}\x01{q}" for a, q in distinct).encode()).hexdigest()
-    k = (b.weights(), b.max_length, texts)
+    k = (b.weights(), b.max_length, data_digest(distinct))
     read = _READS.get(k)
     if read is None:
         read = _READS[k] = dict(zip(distinct, _loglik(b.model, b.tokenizer, distinct, b.max_length)))
