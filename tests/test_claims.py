@@ -28,7 +28,7 @@ GOOD = {
     "reward_model": {
         "config": {"annotator": "p_sim_ann"},
         "accuracy_curve": [{"labels": "p_sim_ann", "pairs": 0, "acc_people": 0.55, "se_people": 0.02},
-                           {"labels": "p_sim_ann", "pairs": 8000, "acc_people": 0.66, "se_people": 0.02},
+                           {"labels": "p_sim_ann", "pairs": 8000, "acc_people": 0.70, "se_people": 0.02},
                            {"labels": "true_reward", "pairs": 8000, "acc_people": 0.9, "se_people": 0.02}],
         "ceilings": {"ppo_true_reward": {"win_rate": 40.0}, "sft10k_people": 26.0,
                      "oracle_best_of_n": [{"n": 1, "win_rate": 20.0}, {"n": 16, "win_rate": 50.0}]},
@@ -41,9 +41,9 @@ GOOD = {
                  _board_row("sft10k", 30, 26, rep=0.16, dis=0.06), _board_row("feedme", 29, 25),
                  _board_row("quark", 28, 24), _board_row("reward_conditioning", 27, 23), _board_row("base", 5, 8)],
         "spearman_sim_vs_human": 0.95,
-        "versus_sft10k": [{"method": "best_of_n", "difference": 8.0, "noise": 1.3},
-                          {"method": "dpo", "difference": 6.0, "noise": 1.1}],
-        "versus_sft10k_board": [{"method": "ppo", "difference": 10.0, "se": 1.5},
+        "versus_sft10k": [{"method": "best_of_n", "difference": 9.0, "noise": 1.3},
+                          {"method": "dpo", "difference": 7.0, "noise": 1.1}],
+        "versus_sft10k_board": [{"method": "ppo", "difference": 12.0, "se": 1.5},
                                 {"method": "expert_iteration", "difference": 4.0, "se": 1.2}],
     },
     "overoptimisation": {"n": [1, 16, 64], "verdict": {"human": {"peak": 35.0, "peak_n": 16, "drop": 5.0,
@@ -278,3 +278,61 @@ def test_a_single_judge_fall_is_set_beside_the_other_label_variants():
     assert "less than one win-rate's standard error (3.3 points)" in why
     m["label_noise"]["win_rate"]["pool + 25 % flips"] = [19.0, 40.0, 39.5]  # labels that move the curve
     assert "standard error" not in C.reasons(m, C.claims(m))
+
+
+def _loose(m):
+    return {r["claim"] for r in C.claims(m) if r["settled"] is False}
+
+
+def test_metrics_without_intervals_settle_nothing_but_the_methods_rows():
+    """Older metrics files carry no intervals: their rows read as before; a method's gain always has its noise."""
+    rows = C.claims(GOOD)
+    assert {r["claim"] for r in rows if r["settled"] is not None} == {
+        "PPO beats SFT 10k", "best-of-n beats SFT 10k", "DPO beats SFT 10k", "expert iteration beats SFT 10k",
+        "accuracy against people rises with the pairs"}
+    assert not _loose(GOOD)
+
+
+@pytest.mark.parametrize("path, value, claim, met", [
+    ("annotators.agreement_intervals", {"p_sim_eval": [0.61, 0.69], "p_sim_single": [0.63, 0.69]},
+     "the judges agree with the people's majority", True),
+    ("annotators.agreement_intervals", {"p_sim_eval": [0.63, 0.67], "p_sim_single": [0.60, 0.70]},
+     "a single judge agrees as often, with less variance than the pool", True),
+    ("leaderboard.spearman_interval", {"value": 0.95, "low": 0.75, "high": 0.99},
+     "the judges rank the methods as the people do", True),
+    ("end_to_end.correlations.spearman", {"value": 0.6, "low": 0.3, "high": 0.85},
+     "trained on the judges' labels, methods rank as trained on people's", False),
+    ("leaderboard.versus_sft10k_board", [{"method": "ppo", "difference": 9.0, "se": 1.0},
+                                         {"method": "expert_iteration", "difference": 4.0, "se": 1.2}],
+     "PPO beats SFT 10k", True),
+])
+def test_an_interval_that_holds_the_targets_bound_leaves_its_verdict_within_noise(path, value, claim, met):
+    m = _with(path, value)
+    rows = {r["claim"]: r for r in C.claims(m)}
+    assert rows[claim]["met"] is met and _loose(m) == {claim}
+    assert C.shown(list(rows.values())).loc[claim, "met"] == ("yes" if met else "no") + " (within noise)"
+    text = C.sentence(list(rows.values()))
+    assert "1 of the verdicts are within noise" in text and f"{claim} ({'met' if met else 'missed'})" in text
+
+
+def test_an_interval_clear_of_the_target_settles_its_verdict_either_way():
+    m = _with("annotators.agreement_intervals", {"p_sim_eval": [0.690, 0.73], "p_sim_single": [0.63, 0.69]})
+    m["annotators"]["annotators"]["p_sim_eval"]["agreement"] = 0.71
+    rows = {r["claim"]: r for r in C.claims(m)}
+    row = rows["the judges agree with the people's majority"]
+    assert row["met"] is False and row["settled"] is True and row["this build"] == "71.0 % (69.0–73.0)"
+    assert rows["a single judge agrees as often, with less variance than the pool"]["settled"] is True
+    assert "within noise" not in C.sentence(list(rows.values()))
+
+
+def test_a_verdict_that_misses_on_another_count_is_not_within_noise():
+    """The ranking's row misses with too narrow a spread whatever rho's interval; the single judge's with more
+    variance than the pool whatever its agreement's."""
+    m = _with("leaderboard.spearman_interval", {"value": 0.95, "low": 0.75, "high": 0.99})
+    m["leaderboard"]["rows"] = [r for r in m["leaderboard"]["rows"] if r["method"] not in ("base", "quark", "feedme")]
+    m["annotators"]["agreement_intervals"] = {"p_sim_eval": [0.63, 0.67], "p_sim_single": [0.60, 0.70]}
+    m["annotators"]["annotators"]["p_sim_single"]["variance"] = 0.3
+    rows = {r["claim"]: r for r in C.claims(m)}
+    for claim in ("the judges rank the methods as the people do",
+                  "a single judge agrees as often, with less variance than the pool"):
+        assert rows[claim]["met"] is False and rows[claim]["settled"] is None, claim

@@ -31,8 +31,8 @@ METRICS = {
                                   "degenerate_correct_preferred": dict}),
     "02_sft": ("sft", {"parameters": int, "pretrain_final_loss": float, "sft_final_loss": float}),
     "03_evaluation": ("evaluation", {"win_rate": dict, "standard_error": dict, "n": int}),
-    "04_annotators": ("annotators", {"n_pairs": int, "crowd": dict, "annotators": dict, "injection": dict,
-                                    "crowd_by_sft_seed": dict, "crowd_by_base_seed": dict,
+    "04_annotators": ("annotators", {"n_pairs": int, "crowd": dict, "annotators": dict, "agreement_intervals": dict,
+                                    "injection": dict, "crowd_by_sft_seed": dict, "crowd_by_base_seed": dict,
                                     "degenerate_correct_preferred": dict, "crowd_calibration_pairs": dict,
                                     "likelihood_gap": dict}),
     "05_reward_model": ("reward_model", {"val_accuracy": float, "val_accuracy_true": float, "n_train": int,
@@ -46,8 +46,8 @@ METRICS = {
     "11_ppo": ("ppo", {**_WIN_RATE, "steps_per_second": float, "held_out": list}),
     "12_quark": ("quark", _WIN_RATE),
     "13_kto": ("kto", _WIN_RATE),
-    "14_leaderboard": ("leaderboard", {"rows": list, "spearman_sim_vs_human": float, "seed_runs": list,
-                                      "seed_summary": list, "versus_sft10k": list, "versus_sft10k_board": list}),
+    "14_leaderboard": ("leaderboard", {"rows": list, "spearman_sim_vs_human": float, "spearman_interval": dict,
+                                      "seed_runs": list, "seed_summary": list, "versus_sft10k": list, "versus_sft10k_board": list}),
     "15_length": ("length", {"rows": list, "spearman_length_raw": dict, "spearman_length_lc": dict,
                              "best_of_n_length": dict, "ppo_length": dict, "n_prompts": int, "config": dict,
                              "style_vs_reference": dict}),
@@ -61,7 +61,7 @@ METRICS = {
                                      "n_instructions": int}),
     "19_instruction_mix": ("instruction_mix", {"mixes": dict, "tables": dict, "correlation": dict,
                                                "single_family_spearman": dict, "methods": list}),
-    "20_claims": ("claims", {"rows": list, "met": int, "measured": int, "reasons": str}),
+    "20_claims": ("claims", {"rows": list, "met": int, "measured": int, "within_noise": int, "reasons": str}),
 }
 
 

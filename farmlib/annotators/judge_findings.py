@@ -349,7 +349,7 @@ LLM judge can also obey it: measure it with `injection_effect` on your API pool 
 '''
 
 
-def chapter_metrics(*, pairs, draws, n_list, table, inj, intervals, by_seed, seed_ci, base0, sft0, cal, content_gap_sft,
+def chapter_metrics(*, agreement_intervals, pairs, draws, n_list, table, inj, intervals, by_seed, seed_ci, base0, sft0, cal, content_gap_sft,
                     by_accuracy, what_moves, q_sampled, q_greedy, at_paper, fooled, info, judge_seconds, calib, decides,
                     gap_table, true_ref, true_sft) -> dict:
     """Chapter 4's headline numbers, under the keys other chapters and tests read (``metrics/annotators.json``)."""
@@ -366,6 +366,7 @@ def chapter_metrics(*, pairs, draws, n_list, table, inj, intervals, by_seed, see
         "n_pairs": len(pairs), "draws": draws, "n_list_pairs": int(n_list),
         "crowd": table.loc["human", ["agreement", "variance", "p_longer", "p_list"]].to_dict(),
         "annotators": table.drop(columns="kind").to_dict(orient="index"),
+        "agreement_intervals": {a: list(ci) for a, ci in agreement_intervals.items()},  # bootstrap over the pairs
         "injection": inj.to_dict(orient="index"),
         "crowd_intervals": {"sft_pairs": intervals[SFT_SET], "calibration_pairs": intervals[CALIBRATION_SET]},
         "crowd_by_sft_seed": {int(s): seed_metrics(b, s) for b, s in by_seed.index if b == base0},  # the book's base

@@ -2,7 +2,10 @@
 
 Each row gives what the paper found, the target this book holds itself to (:data:`TARGETS`: ours, from the issue
 that asks for them, not the paper's), what this build measured, whether the target is met, and the chapter that
-shows why. Where the true reward R* itself was tried by the same method (chapter 5's ceilings, chapter 8's DPO on
+shows why. Where the number has an interval of about 95 % (a bootstrap over the pairs or instructions it was
+measured on, or twice a method's noise either side), a row whose interval holds a bound of its target is *within
+noise*: another build as good as this one — another training seed, or the same code on a CPU whose arithmetic
+rounds otherwise — could land on the other side (:mod:`farmlib.evaluation.intervals`). Where the true reward R* itself was tried by the same method (chapter 5's ceilings, chapter 8's DPO on
 R*'s labels), a method's row gives what R* reached too: a target that R* does not reach by that method, at the
 profile's budget, is out of reach of every reward model there.
 """
@@ -13,6 +16,7 @@ import statistics
 from pathlib import Path
 
 from farmlib.artifacts import read_json
+from farmlib.evaluation.intervals import straddles
 from farmlib.paper import ANNOTATORS, END_TO_END, TABLE2
 
 #: The metrics files the claims are read from, and the chapter that writes each.
@@ -50,9 +54,20 @@ def load(metrics: str | Path) -> dict[str, dict]:
 
 
 def _row(area: str, claim: str, paper: str, target: str, ours: str, met: bool | None, chapter: str,
-         true_reward: str = "", key: str = "") -> dict:
+         true_reward: str = "", key: str = "", interval: tuple[float, float] | None = None,
+         bounds: tuple[float | None, float | None] = (None, None)) -> dict:
+    """One claim. ``interval`` (the measured number's, in the target's units) against the target's ``bounds``
+    (lower, upper) decides ``settled``: False where the interval holds a bound, None where there is no interval
+    (or the verdict does not hinge on it)."""
+    settled = None if interval is None or met is None else not straddles(*interval, bounds)
     return {"area": area, "claim": claim, "paper": paper, "target": target, "this build": ours, "met": met,
-            "R* by the same method": true_reward, "chapter": chapter, "key": key}
+            "R* by the same method": true_reward, "chapter": chapter, "key": key,
+            "interval": list(interval) if interval is not None else None, "settled": settled}
+
+
+def _span(interval: tuple[float, float] | None, fmt: str = "{:.2f}") -> str:
+    """`` (low–high)`` for a row's text, or nothing."""
+    return "" if interval is None else f" ({fmt.format(interval[0])}–{fmt.format(interval[1])})"
 
 
 def _beyond(diff: float, noise: float, target: float) -> bool:
@@ -70,15 +85,20 @@ def annotator_rows(m: dict[str, dict]) -> list[dict]:
     judges = m["annotators"]["degenerate_correct_preferred"]["p_sim_eval"]
     judges_mean = sum(judges.values()) / len(judges)
     paper_single = ANNOTATORS["p_sim_single"]
+    ci = {k: tuple(100 * x for x in v) for k, v in m["annotators"].get("agreement_intervals", {}).items()}
+    quieter = single["variance"] < ev["variance"]  # the single judge's row hinges on its agreement only if so
     return [
         _row("simulator", "the judges agree with the people's majority", f"{ANNOTATORS['p_sim_eval']['agreement']:.0f} %",
-             f"{lo:.0f}–{hi:.0f} %", f"{100 * ev['agreement']:.1f} %", lo <= 100 * ev["agreement"] <= hi, "04",
-             key="judges_agreement"),
+             f"{lo:.0f}–{hi:.0f} %", f"{100 * ev['agreement']:.1f} %{_span(ci.get('p_sim_eval'), '{:.1f}')}",
+             lo <= 100 * ev["agreement"] <= hi, "04", key="judges_agreement", interval=ci.get("p_sim_eval"),
+             bounds=(lo, hi)),
         _row("simulator", "a single judge agrees as often, with less variance than the pool",
              f"{paper_single['agreement']:.0f} %, variance {paper_single['variance'][0]:.2f}–{paper_single['variance'][1]:.2f}",
              f"≥ {TARGETS['single_agreement']:.0f} %, variance < the pool's",
-             f"{100 * single['agreement']:.1f} %, variance {single['variance']:.2f} (pool {ev['variance']:.2f})",
-             100 * single["agreement"] >= TARGETS["single_agreement"] and single["variance"] < ev["variance"], "04"),
+             f"{100 * single['agreement']:.1f} %{_span(ci.get('p_sim_single'), '{:.1f}')}, variance "
+             f"{single['variance']:.2f} (pool {ev['variance']:.2f})",
+             100 * single["agreement"] >= TARGETS["single_agreement"] and quieter, "04",
+             interval=ci.get("p_sim_single") if quieter else None, bounds=(TARGETS["single_agreement"], None)),
         _row("simulator", "the noisy pool varies as people do", f"variance {ANNOTATORS['p_sim_ann']['variance']:.2f}",
              f"{vlo:.2f}–{vhi:.2f}", f"{noisy['variance']:.2f}", vlo <= noisy["variance"] <= vhi, "04"),
         _row("simulator", "people and judges prefer a correct answer to a degenerate one", "–",
@@ -98,21 +118,26 @@ def ranking_rows(m: dict[str, dict]) -> list[dict]:
     people = [r["win_rate_human"] for r in rows]
     spread = max(people) - min(people)
     off = [r["method"] for r in rows if abs(r["win_rate_p_sim_eval"] - r["win_rate_human"]) > TARGETS["levels"]]
-    e2e = m["end_to_end"]["correlations"]["spearman"]["value"]
+    e2e_all = m["end_to_end"]["correlations"]["spearman"]
+    e2e = e2e_all["value"]
+    e2e_ci = (e2e_all["low"], e2e_all["high"]) if "low" in e2e_all else None
+    board = m["leaderboard"].get("spearman_interval")
+    wide = len(rows) >= TARGETS["methods"] and spread > TARGETS["spread"]  # else the row misses whatever rho is
+    rho_ci = (board["low"], board["high"]) if board and wide else None
     sft = TABLE2["SFT 10k"]
     return [
         _row("rankings", "the judges rank the methods as the people do", "Spearman 0.98",
              f"≥ {TARGETS['spearman']} over ≥ {TARGETS['methods']} rows spread > {TARGETS['spread']:.0f} points",
-             f"{rho:.2f} over {len(rows)} rows spread {spread:.1f} points",
-             rho >= TARGETS["spearman"] and len(rows) >= TARGETS["methods"] and spread > TARGETS["spread"], "14",
-             key="spearman"),
+             f"{rho:.2f}{_span(rho_ci)} over {len(rows)} rows spread {spread:.1f} points",
+             rho >= TARGETS["spearman"] and wide, "14", key="spearman", interval=rho_ci,
+             bounds=(TARGETS["spearman"], None)),
         _row("rankings", "the judges' win-rates are the people's", f"SFT 10k {sft[0]} against {sft[1]} %",
              f"every row within {TARGETS['levels']:.0f} points",
              f"{len(rows) - len(off)} of {len(rows)} rows" + (f" (not: {', '.join(off)})" if off else ""), not off, "14",
              key="levels"),
         _row("rankings", "trained on the judges' labels, methods rank as trained on people's",
-             f"Spearman {END_TO_END['spearman']}", f"≥ {TARGETS['end_to_end']}", f"{e2e:.2f}",
-             e2e >= TARGETS["end_to_end"], "18"),
+             f"Spearman {END_TO_END['spearman']}", f"≥ {TARGETS['end_to_end']}", f"{e2e:.2f}{_span(e2e_ci)}",
+             e2e >= TARGETS["end_to_end"], "18", interval=e2e_ci, bounds=(TARGETS["end_to_end"], None)),
     ]
 
 
@@ -163,7 +188,8 @@ def method_rows(m: dict[str, dict]) -> list[dict]:
         rows.append(_row("methods", f"{name} beats SFT 10k", paper_text,
                          f"≥ {target:+.0f} beyond twice the noise" if target else "above, beyond twice the noise",
                          ours, None if v is None else _beyond(v[0], v[1], target), chapters[method],
-                         f"{star[0]:+.1f} ({star[1]})" if star else "", key=method)
+                         f"{star[0]:+.1f} ({star[1]})" if star else "", key=method,
+                         interval=None if v is None else (v[0] - 2 * v[1], v[0] + 2 * v[1]), bounds=(target, None))
                     | {"method": name, "r_star": star[0] if star else None, "target_points": target})
     rows.append(clean_top_row(m))
     return rows
@@ -192,11 +218,13 @@ def reward_rows(m: dict[str, dict]) -> list[dict]:
         first, last = curve[0], curve[-1]
         rise = 100 * (last["acc_people"] - first["acc_people"])
         rises = rise > 2 * 100 * last["se_people"]
+        at_most = (100 * (last["acc_people"] - 2 * last["se_people"]), 100 * (last["acc_people"] + 2 * last["se_people"]))
         rows.append(_row("reward model", "accuracy against people rises with the pairs", "–",
                          f"rises, and ≥ {TARGETS['reward_model']:.0f} % at the most pairs",
-                         f"{100 * first['acc_people']:.1f} % ({first['pairs']:,} pairs) → "
-                         f"{100 * last['acc_people']:.1f} % ({last['pairs']:,})",
-                         rises and 100 * last["acc_people"] >= TARGETS["reward_model"], "05", key="reward_model"))
+                         f"{100 * first['acc_people']:.1f} % with {first['pairs']:,} pairs → "
+                         f"{100 * last['acc_people']:.1f} %{_span(at_most, '{:.1f}')} with {last['pairs']:,}",
+                         rises and 100 * last["acc_people"] >= TARGETS["reward_model"], "05", key="reward_model",
+                         interval=at_most if rises else None, bounds=(TARGETS["reward_model"], None)))
     v = m["overoptimisation"]["verdict"]["human"]
     n_last = m["overoptimisation"]["n"][-1]
     rows.append(_row("over-optimisation", "with the noisy pool's labels, best-of-n peaks and falls",
@@ -411,7 +439,9 @@ def shown(rows: list[dict]):
 
     word = {True: "yes", False: "no", None: "–"}
     columns = ("claim", "paper", "target", "this build", "R* by the same method", "chapter")
-    return pd.DataFrame([{**{k: r[k] for k in columns}, "met": word[r["met"]]} for r in rows]).set_index("claim")
+    return pd.DataFrame([{**{k: r[k] for k in columns},
+                          "met": word[r["met"]] + (" (within noise)" if r.get("settled") is False else "")}
+                         for r in rows]).set_index("claim")
 
 
 def sentence(rows: list[dict]) -> str:
@@ -424,6 +454,12 @@ def sentence(rows: list[dict]) -> str:
     text = f"This build meets {len(met)} of the {len(judged)} targets it measures."
     if missed:
         text += " It misses these: " + "; ".join(r["claim"] for r in missed) + "."
+    loose = [r for r in judged if r.get("settled") is False]
+    if loose:
+        text += (f" {len(loose)} of the verdicts are within noise — the number's interval of about 95 % holds the "
+                 "target's bound, so another build as good as this one (another training seed, or another CPU's "
+                 "rounding) could turn them: " + "; ".join(f"{r['claim']} ({'met' if r['met'] else 'missed'})"
+                                                           for r in loose) + ".")
     tried = [r for r in missed if r.get("r_star") is not None]
     reached = [r for r in tried if r["r_star"] >= r["target_points"]]
     not_reached = [r for r in tried if r["r_star"] < r["target_points"]]

@@ -1,0 +1,61 @@
+"""Bootstrap intervals for the statistics chapter 20 holds to a target: how far one build's number could move.
+
+A build's agreement or rank correlation is measured on a fixed draw of pairs or instructions. Another build as good
+as this one — another training seed, or the same code on a CPU that adds floats in another order — draws other
+samples and so, in effect, other pairs and instructions. Redrawing them with replacement gives the spread such a
+build would show; a target inside that spread is one the build cannot settle, whichever side its number fell.
+
+Nothing here is imported by an artifact's builder: these read what the chapters already computed.
+"""
+
+from __future__ import annotations
+
+import random
+
+
+def _quantiles(draws: list[float], level: float) -> tuple[float, float]:
+    xs = sorted(x for x in draws if x == x)  # a redraw can leave a statistic undefined (NaN)
+    if not xs:
+        return float("nan"), float("nan")
+    return xs[int((1 - level) / 2 * len(xs))], xs[min(len(xs) - 1, int((1 + level) / 2 * len(xs)))]
+
+
+def agreement_interval(draws: list[list[int | None]], humans: list[list[int]], n_boot: int = 1000, seed: int = 0,
+                       level: float = 0.95) -> tuple[float, float]:
+    """Interval of an annotator's agreement with the people's majority (its first draw per pair against each
+    leave-one-out majority of the people, :func:`farmlib.annotators.validation.agreement_with_humans`), redrawing
+    the pairs with replacement, each with all its labels."""
+    from farmlib.annotators.validation import agreement_with_humans
+
+    rng = random.Random(f"agreement-interval-{seed}")
+    first = [d[0] for d in draws]
+    out = []
+    for _ in range(n_boot):
+        idx = [rng.randrange(len(first)) for _ in first]
+        out.append(agreement_with_humans([first[i] for i in idx], [humans[i] for i in idx]))
+    return _quantiles(out, level)
+
+
+def ranking_interval(farm, names: list[str], sim: str = "p_sim_eval", people: str = "human", n_boot: int = 1000,
+                     seed: int = 0, level: float = 0.95) -> dict[str, float]:
+    """Spearman's correlation over ``names`` between their win-rates under ``sim`` and under ``people`` (each
+    method's outputs as :func:`farmlib.methods.outputs` gives them, judged against the reference), with a bootstrap
+    interval that redraws the evaluation instructions, the same draw for every method and both annotators
+    (:func:`farmlib.evaluation.end_to_end.correlations`). Reads the annotations the leaderboard made."""
+    from farmlib.evaluation.end_to_end import correlations, scores
+    from farmlib.methods import outputs
+
+    per_instruction = {}
+    for name in names:
+        outs = outputs(farm, name)
+        per_instruction[name] = {col: scores(farm.evaluate(outs, judge)[1]) for col, judge in (("sim", sim),
+                                                                                             ("people", people))}
+    r = correlations(per_instruction, n_boot=n_boot, seed=seed, level=level).loc["spearman"]
+    return {"value": float(r["value"]), "low": float(r["low"]), "high": float(r["high"]), "level": level}
+
+
+def straddles(low: float, high: float, bounds: tuple[float | None, float | None]) -> bool:
+    """Whether the interval ``[low, high]`` holds a bound of the target ``bounds`` (lower, upper; None: no such
+    bound): then the same build redrawn could fall on either side of it. An interval of no width (a number with no
+    noise) holds nothing."""
+    return low < high and any(b is not None and low <= b <= high for b in bounds)

@@ -1,0 +1,54 @@
+"""Bootstrap intervals of the statistics chapter 20 holds to a target (farmlib.evaluation.intervals)."""
+
+import random
+
+import pytest
+
+from farmlib.annotators.validation import agreement_with_humans
+from farmlib.evaluation.intervals import agreement_interval, ranking_interval, straddles
+
+
+def _labels(n_pairs: int, p_agree: float, seed: int = 0):
+    """People who all say the same per pair, and an annotator whose first draw agrees with them with ``p_agree``."""
+    rng = random.Random(seed)
+    humans = [[rng.choice((1, 2))] * 4 for _ in range(n_pairs)]
+    draws = [[h[0] if rng.random() < p_agree else 3 - h[0]] * 4 for h in humans]
+    return draws, humans
+
+
+def test_an_agreement_interval_holds_its_point_and_narrows_with_the_pairs():
+    few, many = _labels(100, 0.65), _labels(1600, 0.65, seed=1)
+    lo, hi = agreement_interval(*few, n_boot=300)
+    assert lo < agreement_with_humans([d[0] for d in few[0]], few[1]) < hi
+    lo2, hi2 = agreement_interval(*many, n_boot=300)
+    assert lo2 < 0.65 < hi2 and (hi2 - lo2) < (hi - lo) / 2.5  # a quarter of the width with 16 times the pairs
+    assert agreement_interval(*few, n_boot=300) == (lo, hi)  # seeded: the same interval every time
+
+
+def test_an_annotator_that_always_agrees_has_no_spread():
+    draws, humans = _labels(50, 1.0)
+    assert agreement_interval(draws, humans, n_boot=100) == (1.0, 1.0)
+
+
+@pytest.mark.parametrize("low, high, bounds, holds", [
+    (0.75, 0.9, (0.8, None), True), (0.81, 0.9, (0.8, None), False), (0.6, 0.7, (0.62, 0.68), True),
+    (0.63, 0.67, (0.62, 0.68), False), (0.66, 0.7, (0.62, 0.68), True), (1.0, 3.0, (None, None), False),
+    (0.0, 0.0, (0.0, None), False),
+])
+def test_an_interval_straddles_a_bound_it_holds(low, high, bounds, holds):
+    assert straddles(low, high, bounds) is holds
+
+
+def test_the_ranking_interval_is_the_leaderboards_spearman_with_its_spread(micro_farm):
+    """The point is the Spearman of the win-rates under the judges and the people (as chapter 14 computes it);
+    the interval holds it."""
+    import pandas as pd
+
+    from farmlib.methods import outputs
+
+    names = ["base", "sft10k", "reference", "expert"]
+    rates = {a: [micro_farm.evaluate(outputs(micro_farm, n), a)[0].win_rate for n in names]
+             for a in ("p_sim_eval", "human")}
+    r = ranking_interval(micro_farm, names, n_boot=200)
+    assert r["value"] == pytest.approx(pd.Series(rates["p_sim_eval"]).corr(pd.Series(rates["human"]), method="spearman"))
+    assert r["low"] <= r["value"] <= r["high"] and r["level"] == 0.95
