@@ -10,7 +10,9 @@ sizes; one flipped token then changes every later draw of the batch). Each case 
 ``MKL_CBWR`` unset, and with ``MKL_CBWR=AUTO,STRICT`` (MKL's strict conditional numerical reproducibility), which
 must be set before MKL's first product. It also prints, in each mode, the seconds of 2,000 products of a decoding
 step's size and of 10 training steps of the model (forward, backward, AdamW) on two threads. On BLAS libraries
-other than MKL the variable does nothing.
+other than MKL the variable does nothing. MKL's strict mode covers matrix products (gemm) only: the benchmark also
+prints whether a matrix-vector product (gemv) and torch's own parallel sum of a long vector (above its 32,768-element
+grain) give the same bits on one thread as on two, which strict mode does not promise.
 """
 
 from __future__ import annotations
@@ -56,6 +58,21 @@ for b in range(1, 17):
     if not torch.equal(*got):
         sampled.append(b)
 out["sampler_differs_at_batch"] = sampled
+g = torch.Generator().manual_seed(0)
+X, w = torch.randn(3193, 1050, generator=g), torch.randn(1050, generator=g)
+longs = [torch.randn(n, generator=g) for n in (50_000, 200_000, 1_000_000) for _ in range(4)]
+def differs(f):
+    got = []
+    for th in (1, 2):
+        torch.set_num_threads(th)
+        got.append(f())
+    return not torch.equal(*got)
+out["beyond_products"] = {
+    "X @ w, a matrix times a vector (the judge head's fit)": f"{'differs' if differs(lambda: X @ w) else 'the same'}",
+    "X @ w[:, None], the same as a matrix product": f"{'differs' if differs(lambda: X @ w[:, None]) else 'the same'}",
+    "sums of 50,000 to 1,000,000 numbers (torch's own parallel reduction)":
+        f"{sum(differs(v.sum) for v in longs)} of {len(longs)} differ",
+}
 torch.set_num_threads(2)
 x, w = torch.randn(256, 1, 128), torch.randn(2048, 128)
 t = time.perf_counter()
@@ -95,6 +112,8 @@ def main() -> None:
             print(f"  x @ w.T, {shape}: 1 and 2 threads differ at rows {bad or 'none'}")
         print(f"  the sampler's decoding step (4 layers): its logits differ at batch sizes "
               f"{r['sampler_differs_at_batch'] or 'none'} of 1-16")
+        for name, verdict in r["beyond_products"].items():
+            print(f"  {name}: {verdict} on 1 and 2 threads")
         print(f"  2,000 products 256 x 128 x 2048 on 2 threads: {r['seconds']:.2f} s; 10 training steps of the "
               f"model on 32 x 128 tokens: {r['train_seconds']:.2f} s")
 

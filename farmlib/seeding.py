@@ -26,7 +26,10 @@ depend on how its chapters overlapped. MKL's conditional numerical reproducibili
 thread count: ``MKL_CBWR=AUTO,STRICT``, read at MKL's first product. Importing farmlib sets it unless it is set
 already (this module sets it too, so that every artifact's key follows the mode), so set it yourself if your
 process multiplies matrices before it imports farmlib. Measured: under it, every product and decoding step gives
-the same bits on one thread as on two, at no cost in time.
+the same bits on one thread as on two, at no cost in time. Strict mode covers matrix products (gemm) only, not
+a matrix times a vector (gemv, where torch sends ``X @ w`` for a vector ``w``): farmlib writes those as
+:func:`matvec`. Torch's own parallel reductions (a sum of more than 32,768 numbers) still depend on the thread
+count; no artifact's computation was found to meet one (two cold builds, one with ``farm book -j 1``).
 """
 
 from __future__ import annotations
@@ -55,6 +58,12 @@ def deterministic_torch(strict: bool | None = None, device: str = "cpu") -> None
         not torch.is_deterministic_algorithms_warn_only_enabled()
     torch.use_deterministic_algorithms(True, warn_only=not (strict or already_strict))
     torch.backends.cudnn.benchmark = False
+
+
+def matvec(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    """``x @ w`` for a vector ``w``, computed as a matrix product so that it gives the same bits on any thread
+    count (MKL's strict mode covers gemm, not gemv)."""
+    return (x @ w.unsqueeze(-1)).squeeze(-1)
 
 
 @contextmanager

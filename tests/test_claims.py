@@ -312,7 +312,7 @@ def test_an_interval_that_holds_the_targets_bound_leaves_its_verdict_within_nois
     assert rows[claim]["met"] is met and _loose(m) == {claim}
     assert C.shown(list(rows.values())).loc[claim, "met"] == ("yes" if met else "no") + " (within noise)"
     text = C.sentence(list(rows.values()))
-    assert "1 of the verdicts are within noise" in text and f"{claim} ({'met' if met else 'missed'})" in text
+    assert "1 of the verdicts is within noise" in text and f"{claim} ({'met' if met else 'missed'})" in text
 
 
 def test_an_interval_clear_of_the_target_settles_its_verdict_either_way():

@@ -159,14 +159,23 @@ for k, n in [(128, 384), (384, 128), (128, 2048)]:
             torch.set_num_threads(th)
             got.append(x @ w.T)
         differ += [] if torch.equal(*got) else [f"{k}x{n}, {m} rows"]
+from farmlib.seeding import matvec
+g = torch.Generator().manual_seed(0)
+X, w = torch.randn(3193, 1050, generator=g), torch.randn(1050, generator=g)  # a judge head's fit
+got = []
+for th in (1, 2):
+    torch.set_num_threads(th)
+    got.append(matvec(X, w))
+differ += [] if torch.equal(*got) else ["matvec 3193x1050"]
 print(json.dumps(differ))
 """
 
 
 def test_a_farm_multiplies_with_the_same_bits_on_one_thread_as_on_two():
     """The tiny model's product shapes at 1-16 rows (where MKL's default mode splits work by thread count:
-    benchmarks/thread_invariance.py), in a fresh process that imports farmlib with MKL_CBWR unset; and a mode set
-    by the user is kept."""
+    benchmarks/thread_invariance.py) and a judge head's matrix-vector product (``matvec``: gemv is not covered by
+    MKL's strict mode), in a fresh process that imports farmlib with MKL_CBWR unset; and a mode set by the user is
+    kept."""
     env = {k: v for k, v in os.environ.items() if k != "MKL_CBWR"}
     done = subprocess.run([sys.executable, "-c", _THREADS], env=env, capture_output=True, text=True, check=True)
     assert json.loads(done.stdout.strip().splitlines()[-1]) == []

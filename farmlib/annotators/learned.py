@@ -73,6 +73,7 @@ import torch
 
 from farmlib.artifacts import write_json
 from farmlib.data import paired
+from farmlib.seeding import matvec
 from farmlib.world import DEMONSTRATOR, EXPERT, Writer
 from farmlib.world.degenerate import CORRUPTIONS
 from farmlib.world.vocabulary import words
@@ -194,7 +195,7 @@ def fit_head(fw: torch.Tensor, fl: torch.Tensor, fam: FamilyConfig) -> tuple[tor
     opt = torch.optim.Adam([w], lr=fam.lr, weight_decay=fam.l2)
     history = []
     for step in range(fam.steps):
-        loss = bt_loss(zw @ w, zl @ w)
+        loss = bt_loss(matvec(zw, w), matvec(zl, w))
         opt.zero_grad()
         loss.backward()
         opt.step()
@@ -267,9 +268,9 @@ def train_judge(farm, fam: FamilyConfig) -> str:
         fl = read_features(reader, idx, tuned, tuned_idx, [dict(r, output=loser(r)) for r in pairs], knowledge=knows)
         t_read = time.time() - t0 - t_data
         weight, history = fit_head(fw, fl, fam)
-        margin_sd = ((fw - fl) @ weight).std().item()
+        margin_sd = matvec(fw - fl, weight).std().item()
         weight = weight / max(margin_sd, 1e-6)  # one unit = the spread of its margins on its makers' pairs
-        acc = ((fw @ weight) > (fl @ weight)).float().mean().item()
+        acc = (matvec(fw, weight) > matvec(fl, weight)).float().mean().item()
         torch.save({"weight": weight, "index": idx, "tuned": os.path.relpath(lm_path, work) if lm_path else "",
                     "tuned_index": tuned_idx or [], "knows": fam.knows}, work / "head.pt")
         write_json(work / "history.json", history)

@@ -456,9 +456,10 @@ def sentence(rows: list[dict]) -> str:
         text += " It misses these: " + "; ".join(r["claim"] for r in missed) + "."
     loose = [r for r in judged if r.get("settled") is False]
     if loose:
-        text += (f" {len(loose)} of the verdicts are within noise — the number's interval of about 95 % holds the "
-                 "target's bound, so another build as good as this one (another training seed, or another CPU's "
-                 "rounding) could turn them: " + "; ".join(f"{r['claim']} ({'met' if r['met'] else 'missed'})"
+        one = len(loose) == 1
+        text += (f" {len(loose)} of the verdicts {'is' if one else 'are'} within noise — the number's interval of "
+                 f"about 95 % holds the target's bound, so another build as good as this one (another training seed, or "
+                 f"another CPU's rounding) could turn {'it' if one else 'them'}: " + "; ".join(f"{r['claim']} ({'met' if r['met'] else 'missed'})"
                                                            for r in loose) + ".")
     tried = [r for r in missed if r.get("r_star") is not None]
     reached = [r for r in tried if r["r_star"] >= r["target_points"]]

@@ -34,6 +34,7 @@ import torch
 from farmlib.lm.likelihood import sequence_logprobs
 from farmlib.lm.supervised import collate, encode_pairs
 from farmlib.provenance import data_digest
+from farmlib.seeding import matvec
 
 #: The splits whose demonstrations the backward model learns from (each (instruction, input, answer) once).
 SPLITS = ("sft", "preference", "unlabeled")
@@ -105,7 +106,7 @@ def fit_weights(forward_diff: list[float], backward_diff: list[float]) -> tuple[
 
     def closure():
         opt.zero_grad()
-        loss = torch.nn.functional.softplus(-(x @ w)).mean()
+        loss = torch.nn.functional.softplus(-matvec(x, w)).mean()
         loss.backward()
         return loss
 
