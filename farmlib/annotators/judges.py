@@ -147,7 +147,10 @@ class TextReader:
         w = resp.float() / resp.sum(1, keepdim=True)
         end = last_index(mask)
         rows = torch.arange(mask.size(0), device=device)
-        feats = [torch.cat([h[rows, end], torch.einsum("bl,blh->bh", w, h)], -1).float() for h in hs]
+        # the response's mean as a product and a sum, not a batched matrix product: MKL's strict mode (farmlib.seeding)
+        # gives a bmm's first row other bits in a batch of 8 than alone, and a text's features must not depend on
+        # what it was read with
+        feats = [torch.cat([h[rows, end], (w[..., None] * h).sum(1)], -1).float() for h in hs]
         # fluency: log-probabilities the LM gives the response's tokens (each predicted from the one before;
         # the LM head runs only at the positions that predict one)
         r = resp[:, 1:]
