@@ -29,7 +29,10 @@ process multiplies matrices before it imports farmlib. Measured: under it, every
 the same bits on one thread as on two, at no cost in time. Strict mode covers matrix products (gemm) only, not
 a matrix times a vector (gemv, where torch sends ``X @ w`` for a vector ``w``): farmlib writes those as
 :func:`matvec`. Torch's own parallel reductions (a sum of more than 32,768 numbers) still depend on the thread
-count; no artifact's computation was found to meet one (two cold builds, one with ``farm book -j 1``).
+count; no artifact's computation was found to meet one (two cold builds, one with ``farm book -j 1``). And under
+strict mode a batched matrix product (bmm, einsum) gives a row other bits in a batch of 8 than alone, where the
+default mode did not: code whose result must not depend on its batch (the judges' features, cached by text) sums
+products instead.
 """
 
 from __future__ import annotations
