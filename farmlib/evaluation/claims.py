@@ -5,9 +5,10 @@ that asks for them, not the paper's), what this build measured, whether the targ
 shows why. Where the number has an interval of about 95 % (a bootstrap over the pairs or instructions it was
 measured on, or twice a method's noise either side), a row whose interval holds a bound of its target is *within
 noise*: another build as good as this one — another training seed, or the same code on a CPU whose arithmetic
-rounds otherwise — could land on the other side (:mod:`farmlib.evaluation.intervals`). Where the true reward R* itself was tried by the same method (chapter 5's ceilings, chapter 8's DPO on
-R*'s labels), a method's row gives what R* reached too: a target that R* does not reach by that method, at the
-profile's budget, is out of reach of every reward model there.
+rounds otherwise — could land on the other side (:mod:`farmlib.evaluation.intervals`). Where the true reward R*
+itself was tried by the same method (chapter 5's ceilings, chapter 8's DPO on R*'s labels), a method's row gives
+what R* reached too: a target that R* does not reach by that method, at the profile's budget, is out of reach of
+every reward model there.
 """
 
 from __future__ import annotations
@@ -218,7 +219,8 @@ def reward_rows(m: dict[str, dict]) -> list[dict]:
         first, last = curve[0], curve[-1]
         rise = 100 * (last["acc_people"] - first["acc_people"])
         rises = rise > 2 * 100 * last["se_people"]
-        at_most = (100 * (last["acc_people"] - 2 * last["se_people"]), 100 * (last["acc_people"] + 2 * last["se_people"]))
+        acc, se = 100 * last["acc_people"], 100 * last["se_people"]
+        at_most = (acc - 2 * se, acc + 2 * se)
         rows.append(_row("reward model", "accuracy against people rises with the pairs", "–",
                          f"rises, and ≥ {TARGETS['reward_model']:.0f} % at the most pairs",
                          f"{100 * first['acc_people']:.1f} % with {first['pairs']:,} pairs → "
