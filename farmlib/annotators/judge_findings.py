@@ -349,9 +349,9 @@ LLM judge can also obey it: measure it with `injection_effect` on your API pool 
 '''
 
 
-def chapter_metrics(*, agreement_intervals, pairs, draws, n_list, table, inj, intervals, by_seed, seed_ci, base0, sft0, cal, content_gap_sft,
-                    by_accuracy, what_moves, q_sampled, q_greedy, at_paper, fooled, info, judge_seconds, calib, decides,
-                    gap_table, true_ref, true_sft) -> dict:
+def chapter_metrics(*, agreement_intervals, pairs, draws, n_list, table, inj, intervals, by_seed, seed_ci, base0, sft0,
+                    cal, content_gap_sft, by_accuracy, what_moves, q_sampled, q_greedy, at_paper, fooled, info,
+                    judge_seconds, calib, decides, gap_table, true_ref, true_sft) -> dict:
     """Chapter 4's headline numbers, under the keys other chapters and tests read (``metrics/annotators.json``)."""
     import json
 
