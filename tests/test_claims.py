@@ -156,6 +156,16 @@ def test_a_ranking_of_close_rows_is_explained_by_their_spread_and_noise():
     # the GOOD board without expert and base: 9 rows from 23 to 36 %; every method compared is beyond its noise
     assert "the 9 rows lie within 13.0 points" in why and "(23.0–36.0 %)" in why
     assert "0 of the 4 of them compared with SFT 10k" in why
+    assert "other crowds" not in why  # a build without chapter 14's other crowds says nothing of them
+
+
+def test_a_ranking_below_another_crowds_is_set_beside_it():
+    m = _with("leaderboard.spearman_sim_vs_human", 0.7)
+    m["leaderboard"]["spearman_other_crowds"] = {"crowds": [1, 2, 3], "people": [0.88, 0.68, 0.79],
+                                                 "sim": [0.72, 0.48, 0.41]}
+    why = C.reasons(m, C.claims(m))
+    assert "3 other crowds of people" in why and "0.68–0.88 (mean 0.78)" in why and "is inside that range" in why
+    assert "below the book's people's on 3 of the 3" in why and "asks for more than another crowd" in why
 
 
 def test_a_flat_reward_model_curve_gives_what_the_labels_buy_per_doubling():

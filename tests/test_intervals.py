@@ -52,3 +52,26 @@ def test_the_ranking_interval_is_the_leaderboards_spearman_with_its_spread(micro
     r = ranking_interval(micro_farm, names, n_boot=200)
     assert r["value"] == pytest.approx(pd.Series(rates["p_sim_eval"]).corr(pd.Series(rates["human"]), method="spearman"))
     assert r["low"] <= r["value"] <= r["high"] and r["level"] == 0.95
+
+
+def test_other_crowds_rank_as_the_books_people_on_rows_far_apart(micro_farm):
+    """Rows far apart (the base model, SFT, the reference, the expert) are ranked alike by every crowd; a crowd's
+    correlation with itself would be 1, and each number is a correlation."""
+    from farmlib.evaluation.intervals import other_crowds
+
+    names = ["base", "sft10k", "reference", "expert"]
+    r = other_crowds(micro_farm, names, crowds=(1, 2))
+    assert r["crowds"] == [1, 2] and len(r["people"]) == len(r["sim"]) == 2
+    assert all(-1 <= x <= 1 for x in r["people"] + r["sim"])
+    assert other_crowds(micro_farm, names, crowds=(0,))["people"] == [pytest.approx(1.0)]  # seed 0 is the book's crowd
+
+
+@pytest.mark.parametrize("people, sim, rho, target, says, not_says", [
+    ([0.9, 0.7, 0.85], [0.5, 0.8, 0.6], 0.7, 0.8, ["0.70–0.90 (mean 0.82)", "inside", "on 2 of the 3"], ["asks for more"]),
+    ([0.7, 0.6], [0.4, 0.5], 0.5, 0.8, ["outside", "on 2 of the 2", "asks for more"], []),
+])
+def test_the_other_crowds_sentence_reads_the_numbers(people, sim, rho, target, says, not_says):
+    from farmlib.evaluation.intervals import other_crowds_sentence
+
+    text = other_crowds_sentence({"crowds": list(range(1, len(people) + 1)), "people": people, "sim": sim}, rho, target)
+    assert all(s in text for s in says) and not any(s in text for s in not_says), text

@@ -285,8 +285,13 @@ def _why_spearman(m: dict[str, dict]) -> str | None:
     if within:
         text += (f" {sum(within)} of the {len(within)} of them compared with SFT 10k differ from it by no more "
                  "than twice the noise of the difference.")
-    return text + (" An order of rows that close is mostly noise, the people's as much as the judges': the ranking can "
-                   "be tested once the methods differ (the methods' rows).")
+    crowds = board.get("spearman_other_crowds")
+    if crowds and crowds.get("people"):
+        from farmlib.evaluation.intervals import other_crowds_sentence
+
+        text += " " + other_crowds_sentence(crowds, board["spearman_sim_vs_human"], TARGETS["spearman"])
+    return text + (" An order of rows that close is mostly noise: the ranking can be tested once the methods differ "
+                   "(the methods' rows).")
 
 
 def _why_levels(m: dict[str, dict]) -> str | None:

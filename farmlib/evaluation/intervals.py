@@ -54,6 +54,46 @@ def ranking_interval(farm, names: list[str], sim: str = "p_sim_eval", people: st
     return {"value": float(r["value"]), "low": float(r["low"]), "high": float(r["high"]), "level": level}
 
 
+def other_crowds(farm, names: list[str], crowds: tuple[int, ...] = (1, 2, 3, 4, 5), sim: str = "p_sim_eval",
+                 people: str = "human") -> dict[str, list]:
+    """How well the book's people, and the judges, predict the ranking of another crowd of people on the same outputs.
+
+    Each of ``crowds`` seeds another crowd (other people: their own tastes around R* and their own noise) that judges
+    the same outputs of ``names`` against the reference on the same instructions. For each, Spearman's correlation over
+    ``names`` between its win-rates and the book's people's (``people``, the crowd of seed 0), and between its
+    win-rates and the judges' (``sim``). The first is the ranking's own reproducibility: a simulator as good as another
+    crowd of people would score about that against the book's people, so a target above it asks more than people give.
+    """
+    from farmlib.evaluation.end_to_end import _spearman
+    from farmlib.methods import outputs
+
+    outs = {name: outputs(farm, name) for name in names}
+
+    def rates(annotator: str, seed: int) -> list[float]:
+        return [farm.evaluate(outs[name], annotator, seed=seed)[0].win_rate for name in names]
+
+    book, judges = rates(people, 0), rates(sim, 0)
+    others = [rates(people, c) for c in crowds]
+    return {"crowds": list(crowds), "people": [float(_spearman(book, o)) for o in others],
+            "sim": [float(_spearman(judges, o)) for o in others]}
+
+
+def other_crowds_sentence(crowds: dict[str, list], rho: float, target: float) -> str:
+    """Chapter 14's reading of :func:`other_crowds` beside the judges' Spearman ``rho`` against the book's people."""
+    ppl, sim = crowds["people"], crowds["sim"]
+    mean_p, mean_s = sum(ppl) / len(ppl), sum(sim) / len(sim)
+    behind = sum(s < p for s, p in zip(sim, ppl))
+    text = (f"{len(ppl)} other crowds of people, judging the same outputs, rank the methods with Spearman "
+            f"{min(ppl):.2f}–{max(ppl):.2f} (mean {mean_p:.2f}) against the book's people; the judges' {rho:.2f} "
+            f"against the book's people is {'inside' if min(ppl) <= rho <= max(ppl) else 'outside'} that range. "
+            f"Against the same crowds the judges' ranking gets {min(sim):.2f}–{max(sim):.2f} (mean {mean_s:.2f}), "
+            f"below the book's people's on {behind} of the {len(ppl)}.")
+    if mean_p < target:
+        text += (f" A Spearman of {target} asks for more than another crowd of people reaches on rows this close: "
+                 "the people's own ranking does not reproduce to that degree.")
+    return text
+
+
 def straddles(low: float, high: float, bounds: tuple[float | None, float | None]) -> bool:
     """Whether the interval ``[low, high]`` holds a bound of the target ``bounds`` (lower, upper; None: no such
     bound): then the same build redrawn could fall on either side of it. An interval of no width (a number with no
