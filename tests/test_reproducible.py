@@ -37,13 +37,15 @@ KINDS = {"splits", "tokenizer", "base", "sft", "samples", "preferences", "backwa
 
 
 def test_micro_leaderboard_is_bit_identical_across_processes(tmp_path):
-    """Two fresh processes with different PYTHONHASHSEED, separate runs folders, and the methods built in
-    opposite orders (so that nothing may depend on what ran before): every artifact of every method and
-    baseline, and the leaderboard's numbers, are identical. The processes run one after the other: side by
-    side, two PyTorch processes of two threads each on two cores took 120 s in CI, against 18 s for one alone."""
+    """Two fresh processes with different PYTHONHASHSEED, separate runs folders, one and two threads (``farm book``
+    gives a chapter one or two by how the chapters overlap), and the methods built in opposite orders (so that
+    nothing may depend on what ran before): every artifact of every method and baseline, and the leaderboard's
+    numbers, are identical. The processes run one after the other: side by side, two PyTorch processes of two threads
+    each on two cores took 120 s in CI, against 18 s for one alone."""
     t0, boards = time.time(), []
     for k, order in enumerate(("forward", "reversed")):
-        env = {**os.environ, "FARM_RUNS": str(tmp_path / f"runs{k}"), "PYTHONHASHSEED": str(k + 1)}
+        env = {**os.environ, "FARM_RUNS": str(tmp_path / f"runs{k}"), "PYTHONHASHSEED": str(k + 1),
+               "OMP_NUM_THREADS": str(k + 1), "MKL_NUM_THREADS": str(k + 1)}
         proc = subprocess.run([sys.executable, "-c", _LEADERBOARD, order], cwd=ROOT, env=env, capture_output=True,
                               text=True, timeout=1800)
         assert proc.returncode == 0, proc.stderr[-3000:]
