@@ -396,6 +396,15 @@ def default_jobs(profile: str = "tiny") -> int:
     return min(2, os.cpu_count() or 1) if cpu else 1
 
 
+def _cpu_seconds() -> float:
+    """CPU seconds of this process and of its children that have ended (a chapter's kernel among them): against a
+    chapter's wall clock, what it computed rather than waited for."""
+    import resource
+
+    return sum(r.ru_utime + r.ru_stime for r in (resource.getrusage(resource.RUSAGE_SELF),
+                                                  resource.getrusage(resource.RUSAGE_CHILDREN)))
+
+
 def _execute_main() -> None:
     """A chapter executed in its own process (``build_book`` with ``jobs > 1``): argv is the notebook, its
     executed copy, the parameters (JSON), the working folder and a folder for the status files."""
@@ -404,6 +413,7 @@ def _execute_main() -> None:
     try:
         execute_notebook(Path(src), Path(dst), json.loads(params), cwd=Path(cwd),
                          on_cell=lambda i, n: cells.write_text(f"{i + 1} {n}"))
+        (Path(folder) / "cpu.txt").write_text(repr(_cpu_seconds()))
     except BookError as e:
         (Path(folder) / "error.txt").write_text(str(e))
         sys.exit(3)
@@ -412,14 +422,14 @@ def _execute_main() -> None:
 def _execute_side_by_side(pending: list[tuple[int, Path]], jobs: int, params: dict, root: Path,
                           key_of: Callable[[Path, list[str]], str], summaries: set[Path], metrics: Path,
                           status: Status, max_running: int | None = None,
-                          executed: Path | None = None) -> dict[str, float]:
+                          executed: Path | None = None, cpu: dict[str, float] | None = None) -> dict[str, float]:
     """Execute ``pending`` chapters (numbered) in reading order into ``executed`` (default ``root/book/chapters``),
     ``jobs`` computing at a time, each in its own process with ``cores // jobs`` threads (all the cores while it
     computes alone: :func:`farmlib.progress.follow_threads`); record each as it finishes. A chapter waiting for an artifact
     another chapter is building does not count (it holds no core), so the next chapter starts meanwhile, up
     to ``max_running`` chapters in all: chapter 4's judges, which need only the base LM, train while
     chapter 3 waits for chapter 2's SFT model. After a failure no new chapter starts; the running ones
-    finish, then the first failure is raised."""
+    finish, then the first failure is raised. ``cpu``: filled with each chapter's CPU seconds."""
     import shutil
 
     max_running = max_running or 2 * jobs
@@ -468,7 +478,11 @@ def _execute_side_by_side(pending: list[tuple[int, Path]], jobs: int, params: di
                     seconds[nb.stem] = time.time() - t0
                     written = _written(folder / "metrics.log")
                     _record(executed / nb.name, key_of(nb, written), metrics, written, seconds[nb.stem])
-                    status.done(f"[{i}/{status.n}] {nb.stem}: {seconds[nb.stem]:.1f} s")
+                    used = float((folder / "cpu.txt").read_text()) if (folder / "cpu.txt").exists() else None
+                    if cpu is not None and used is not None:
+                        cpu[nb.stem] = used
+                    status.done(f"[{i}/{status.n}] {nb.stem}: {seconds[nb.stem]:.1f} s"
+                                + (f" ({used:.0f} s of CPU)" if used is not None else ""))
                 else:
                     error = folder / "error.txt"
                     failures.append(error.read_text() if error.exists() else
@@ -531,6 +545,7 @@ def build_book(profile: str = "tiny", root: str | Path = ".", html: bool = True,
 
     times: dict[str, float] = {}
     ran: dict[str, float] = {}  # seconds of the steps that ran (not reused)
+    cpu: dict[str, float] = {}  # their CPU seconds: the work a build's wall clock shares among the cores
     jobs = max(1, jobs or default_jobs(profile))
     t_build = time.time()
     with _book_lock(runs / ".book.lock"), Status(len(todo), estimate and estimate / jobs) as status:
@@ -545,19 +560,22 @@ def build_book(profile: str = "tiny", root: str | Path = ".", html: bool = True,
                 with tempfile.TemporaryDirectory(prefix="farm-chapter-") as tmp:
                     log = Path(tmp) / "metrics.log"
                     os.environ[METRICS_LOG_ENV] = str(log)
+                    c0 = _cpu_seconds()
                     try:
                         times[nb.stem] = ran[nb.stem] = execute_notebook(nb, dst, params, cwd=root,
                                                                               on_cell=status.on_cell)
                     finally:
                         os.environ.pop(METRICS_LOG_ENV, None)
+                    cpu[nb.stem] = _cpu_seconds() - c0
                     written = _written(log)
                     _record(dst, key_of(nb, written), metrics, written, times[nb.stem])
-                status.done(f"[{i}/{len(todo)}] {nb.stem}: {times[nb.stem]:.1f} s")
+                status.done(f"[{i}/{len(todo)}] {nb.stem}: {times[nb.stem]:.1f} s"
+                            + (f" ({cpu[nb.stem]:.0f} s of CPU)" if nb.stem in cpu else ""))
             else:
                 pending.append((i, nb))
         if pending:
             seconds = _execute_side_by_side(pending, jobs, params, root, key_of, summaries, metrics, status,
-                                            executed=executed)
+                                            executed=executed, cpu=cpu)
             times.update(seconds)
             ran.update(seconds)
         if html:
@@ -574,5 +592,6 @@ def build_book(profile: str = "tiny", root: str | Path = ".", html: bool = True,
             status.done(f"HTML: {times['html']:.1f} s -> {index}")
     times["total"] = time.time() - t_build  # wall clock: chapters side by side overlap
     if only is None and parameters is None:  # a whole default build: the next build's estimate
-        write_json(last, {**{k: v for k, v in prev.items() if k != "total"}, **ran})
+        write_json(last, {**{k: v for k, v in prev.items() if k != "total"}, **ran,
+                          "cpu_seconds": {**prev.get("cpu_seconds", {}), **cpu}})
     return times

@@ -83,6 +83,27 @@ def test_progress_lines_without_a_terminal(tmp_path):
     assert json.loads((tmp_path / "r" / "micro" / "metrics" / "build_times.json").read_text())["01_ok"] > 0
 
 
+@pytest.mark.parametrize("jobs", ["1", "2"])  # a chapter in farm's own process, or in one of its own
+def test_a_chapters_cpu_seconds_count_its_kernels_work_and_not_its_waiting(tmp_path, jobs):
+    """`farm book` records each chapter's CPU seconds beside its wall clock: what the kernel computed counts, a sleep
+    (a chapter waiting for an artifact another builds) does not."""
+    root = tmp_path / "book"
+    (root / "notebooks").mkdir(parents=True)
+    burnt = tmp_path / "burnt.txt"
+    nb = _notebook([('profile = "tiny"', ["parameters"]),
+                    ("import time\nt = time.process_time()\nx = sum(range(30_000_000))\n"
+                     f"open({str(burnt)!r}, 'w').write(repr(time.process_time() - t))\ntime.sleep(3)", [])])
+    (root / "notebooks" / "01_ok.ipynb").write_text(json.dumps(nb))
+    proc = farm("--root", str(root), "book", "--profile", "micro", "--no-html",
+                env={"FARM_RUNS": str(tmp_path / "r"), "FARM_BOOK_JOBS": jobs})
+    assert proc.returncode == 0, proc.stderr
+    times = json.loads((tmp_path / "r" / "micro" / "metrics" / "build_times.json").read_text())
+    cpu = times["cpu_seconds"]["01_ok"]
+    assert cpu >= float(burnt.read_text()) > 0.2  # the kernel's own work is in it
+    assert times["01_ok"] - cpu > 2.0  # the three seconds asleep are not
+    assert " s of CPU)" in proc.stdout
+
+
 def test_farm_finds_the_book_from_outside_the_clone(tmp_path, monkeypatch):
     """Run from another folder, ``farm`` finds the clone it is installed from; a wrong --root is one line."""
     import subprocess
