@@ -68,7 +68,8 @@ def test_other_crowds_rank_as_the_books_people_on_rows_far_apart(micro_farm):
 
 @pytest.mark.parametrize("people, sim, rho, target, says, not_says", [
     ([0.9, 0.7, 0.85], [0.5, 0.8, 0.6], 0.7, 0.8, ["0.70–0.90 (mean 0.82)", "inside", "on 2 of the 3"], ["asks for more"]),
-    ([0.7, 0.6], [0.4, 0.5], 0.5, 0.8, ["outside", "on 2 of the 2", "asks for more"], []),
+    ([0.7, 0.6], [0.4, 0.5], 0.5, 0.8, ["is below that range", "on 2 of the 2", "asks for more"], []),
+    ([0.96, 0.75], [0.95, 0.79], 0.98, 0.8, ["is above that range", "on 1 of the 2"], ["asks for more"]),
 ])
 def test_the_other_crowds_sentence_reads_the_numbers(people, sim, rho, target, says, not_says):
     from farmlib.evaluation.intervals import other_crowds_sentence

@@ -85,7 +85,8 @@ def other_crowds_sentence(crowds: dict[str, list], rho: float, target: float) ->
     behind = sum(s < p for s, p in zip(sim, ppl))
     text = (f"{len(ppl)} other crowds of people, judging the same outputs, rank the methods with Spearman "
             f"{min(ppl):.2f}–{max(ppl):.2f} (mean {mean_p:.2f}) against the book's people; the judges' {rho:.2f} "
-            f"against the book's people is {'inside' if min(ppl) <= rho <= max(ppl) else 'outside'} that range. "
+            f"against the book's people is {'below' if rho < min(ppl) else 'above' if rho > max(ppl) else 'inside'} "
+            "that range. "
             f"Against the same crowds the judges' ranking gets {min(sim):.2f}–{max(sim):.2f} (mean {mean_s:.2f}), "
             f"below the book's people's on {behind} of the {len(ppl)}.")
     if mean_p < target:
