@@ -135,30 +135,3 @@ def test_reward_models_on_one_backward_reader_read_a_set_of_texts_once(micro_far
     with torch.no_grad():
         next(B.attached(other).model.parameters()).add_(1e-3)
     assert B.scores(other, recs) != first and reads == [5, 5, 4, 5]
-
-
-def test_same_steps_scales_the_epochs_to_the_data_at_least_one_pass():
-    from farmlib.lm.supervised import same_steps
-    from farmlib.profiles import TrainConfig
-
-    cfg = TrainConfig(epochs=8, lr=2e-3)
-    assert same_steps(cfg, 2000, 8000) == TrainConfig(epochs=2.0, lr=2e-3)  # tiny: SFT 10k's 500 steps
-    assert same_steps(cfg, 2000, 8400).epochs == 1.9  # SFT 52k's
-    assert same_steps(TrainConfig(epochs=3), 10_000, 40_000).epochs == 1.0  # never less than one pass
-
-
-def test_the_backward_model_trains_in_about_sft_10ks_steps(micro_farm, monkeypatch):
-    seen = {}
-
-    def finetune(kind, config, pairs, train, start=None):
-        seen.update(kind=kind, examples=len(pairs), train=train)
-        return "path"
-
-    monkeypatch.setattr(micro_farm.models, "finetune", finetune)
-    assert B.train(micro_farm) == "path"
-    sp, sft = micro_farm.splits(), micro_farm.profile.sft
-    assert seen["examples"] == sum(len(sp[s]) for s in B.SPLITS)
-    steps = seen["examples"] * seen["train"].epochs / sft.batch_size
-    assert seen["train"].epochs >= 1.0
-    assert seen["train"].epochs == 1.0 or steps == pytest.approx(len(sp["sft"]) * sft.epochs / sft.batch_size, rel=0.01)
-    assert seen["train"].lr == sft.lr and seen["train"].batch_size == sft.batch_size

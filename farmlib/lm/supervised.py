@@ -17,7 +17,6 @@ import math
 import os
 import random
 import time
-from dataclasses import replace
 from pathlib import Path
 
 import torch
@@ -111,13 +110,6 @@ def _shard_loss(acc, model, batch, has_data: bool) -> tuple[torch.Tensor, float]
     n = acc.reduce(count.detach().clone(), reduction="sum")
     whole = acc.reduce(total.detach().clone(), reduction="sum") / n
     return total * acc.num_processes / n, whole.item()
-
-
-def same_steps(cfg: TrainConfig, n_ref: int, n: int) -> TrainConfig:
-    """``cfg`` for ``n`` examples in about the optimiser steps it takes on ``n_ref``: its epochs scaled by
-    ``n_ref / n`` (two decimals), at least one pass. A model trained on more data than SFT 10k's sees each
-    example fewer times, not for longer."""
-    return replace(cfg, epochs=max(1.0, round(cfg.epochs * n_ref / n, 2)))
 
 
 def lr_at(step: int, total: int, cfg: TrainConfig) -> float:

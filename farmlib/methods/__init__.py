@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 
-from farmlib.lm.supervised import same_steps
 from farmlib.methods import (
     best_of_n,
     dpo,
@@ -21,6 +20,7 @@ from farmlib.methods import (
     reward_conditioning,
     reward_model,
 )
+from farmlib.profiles import TrainConfig
 from farmlib.world import EXPERT, REFERENCE
 
 #: Each method's config dataclass, by the name used in profiles, chapters and the leaderboard.
@@ -42,8 +42,11 @@ def reward_model_path(farm, cfg=None) -> str:
 
 def sft52k(farm) -> str:
     """SFT on all four training splits (the SFT 52k analog), with about SFT 10k's number of steps."""
+    p = farm.profile
     n10, n52 = len(farm.splits()["sft"]), sum(len(farm.splits()[s]) for s in ("sft", "preference", "unlabeled", "val"))
-    return farm.sft_model(splits=("sft", "preference", "unlabeled", "val"), train=same_steps(farm.profile.sft, n10, n52))
+    epochs = max(1.0, round(p.sft.epochs * n10 / n52, 2))
+    return farm.sft_model(splits=("sft", "preference", "unlabeled", "val"),
+                          train=TrainConfig(**{**p.sft.__dict__, "epochs": epochs}))
 
 
 def overrides(name: str, seed: int | None = None, feedback: str | None = None) -> tuple[dict | None, dict | None]:

@@ -18,10 +18,8 @@ score the reward model gives, from records (:func:`term`) or from the token ids 
 (:func:`term_of_ids`), adds ``λ · (1 / |x|) log p(x | y)``.
 
 The backward model learns from the demonstrations of the splits in :data:`SPLITS` (the instruction, not the
-answer, is what it predicts), from the base model, with the profile's SFT settings in about SFT 10k's number of
-steps, as SFT 52k is trained (tiny: 2 passes over its 8,000 demonstrations; with 4 or 8 passes the reward model's
-held-out accuracy and its best-of-16 under the people were the same within their noise, FINDINGS). It leaves out
-``val``, whose instructions chapter 5 holds out for the reward model's accuracy.
+answer, is what it predicts), from the base model, with the profile's SFT settings. It leaves out ``val``,
+whose instructions chapter 5 holds out for the reward model's accuracy.
 """
 
 from __future__ import annotations
@@ -34,7 +32,7 @@ from pathlib import Path
 import torch
 
 from farmlib.lm.likelihood import sequence_logprobs
-from farmlib.lm.supervised import collate, encode_pairs, same_steps
+from farmlib.lm.supervised import collate, encode_pairs
 from farmlib.provenance import data_digest
 from farmlib.seeding import matvec
 
@@ -67,8 +65,7 @@ def train(farm) -> str:
     answer."""
     sp = farm.splits()
     pairs = [(prompt(r["output"]), question(r["instruction"], r["input"])) for s in SPLITS for r in sp[s]]
-    train = same_steps(farm.profile.sft, len(sp["sft"]), len(pairs))
-    return farm.models.finetune("backward_reader", {"splits": list(SPLITS)}, pairs, train,
+    return farm.models.finetune("backward_reader", {"splits": list(SPLITS)}, pairs, farm.profile.sft,
                                 start=farm.models.base_model())
 
 
