@@ -150,9 +150,8 @@ PROFILES: dict[str, Profile] = {
         real=RealData(splits="alpaca_eval_805", judges="loopback"),
     ),
     # the book's default: minutes on a 2-core laptop, offline. Pretraining runs 6 epochs over the corpus: at 2
-    # the base model was undertrained, and its SFT model's longer outputs were worse than its shorter ones
-    # (people preferred the longer 0.49 of the time; after 6 epochs 0.56 and 0.54 for pretraining seeds 0
-    # and 1, with 0.25 -> 0.27 and 0.29 mean task quality). More SFT epochs (16) lowered the preference for lists.
+    # the base model was undertrained, and its SFT model's longer outputs were worse than its shorter ones, with a
+    # lower mean task quality. More SFT epochs (16) lowered the people's preference for lists.
     "tiny": Profile(
         name="tiny", scale=0.2, eval_size=400,
         model=ModelConfig(hidden_size=128, num_layers=4, num_heads=4, intermediate_size=384,

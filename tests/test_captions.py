@@ -55,16 +55,21 @@ def test_split_overlap_counts_shared_and_recurring_instructions():
     assert o["eval_overlap"] == 1
     # rec(2) twice in sft, rec(3) in sft and val: two of five training records repeat an earlier instruction
     assert (o["recurring"], o["training_records"]) == (2, 5)
+    assert (o["val_shared"], o["val_instructions"]) == (1, 2)  # rec(3) is asked in sft too; rec(1) only in eval
     s = captions.split_overlap_caption(o)
     assert "**1 instruction of `eval` is found in another split**" in s and "2 of the 5 records" in s and "40.0%" in s
+    assert "1 of `val`'s 2 instructions (50%) are also asked in a training split" in s
     clean = captions.split_overlap({"eval": [rec(0)], "sft": [rec(1)]})
     assert captions.split_overlap_caption(clean).startswith("No instruction of `eval` is found in another split; 0 of the 1")
+    assert "`val`" not in captions.split_overlap_caption(clean)
 
 
 def test_degenerate_caption_names_the_closest_call_or_the_corruption_that_wins():
     d = pd.DataFrame({"crowd majority": [1.0, 0.9], "one person": [0.8, 0.7]}, index=["loop", "padded"])
     s = captions.degenerate_caption(d)
-    assert "at least 90.0 % of pairs (the closest call: *padded*)" in s and "at least 70.0 %" in s
+    assert "at least 90.0 % of pairs (the closest call: *padded*)" in s and "at least 70.0 %" in s and "R*" not in s
+    d["R*"] = [1.0, 0.99]
+    assert "R* itself prefers it in at least 99.0 % (*padded*)" in captions.degenerate_caption(d)
     d.loc["padded", "crowd majority"] = 0.4
     s = captions.degenerate_caption(d)
     assert s.startswith("**Not every corruption loses**") and "*padded*" in s and "only 40.0 %" in s

@@ -41,9 +41,9 @@ class Crowd:
     Each person scales R*'s weights by their own factors (log-normal, spread ``taste_spread``)
     and prefers output 2 with probability ``sigmoid(Δu / noise)``. ``noise`` is set so that the
     crowd's agreement (one person against the majority of three others) lands inside the real
-    crowd's range (63-69 %) on pairs of SFT outputs and on the demonstrator's calibration pairs
-    (chapter "Validating the simulated annotators" measures both); with R*'s ``detail`` weight at 3,
-    0.4 gave 71 % on SFT pairs and 0.55 gives 67 %. Everything downstream is measured, not tuned.
+    crowd's range (63-69 %) on the demonstrator's calibration pairs. On pairs of SFT outputs, where one
+    answer is often right and the other wrong, the people agree more; chapter "Validating the simulated
+    annotators" measures both and tunes neither. Everything downstream is measured, not tuned.
     ``taste`` is the average person's weights (R*'s own by default); another taste makes other people, for
     questions such as "would people who value detail more prefer longer outputs?", never for the book's labels.
     """

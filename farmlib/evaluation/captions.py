@@ -30,32 +30,44 @@ def split_overlap(splits: dict[str, list[dict]]) -> dict:
     """How the splits share instructions (an instruction is its ``(instruction, input)``): ``pairs``, the count
     shared by each two splits (``"sft∩eval"``); ``eval_overlap``, ``eval``'s instructions found in another split;
     ``recurring``, the records of the other splits whose instruction an earlier record of them already had, out of
-    ``training_records``."""
+    ``training_records``; with a ``val`` split, ``val_shared`` of its ``val_instructions`` distinct instructions are
+    also asked in a training split (``val`` holds the pairs chapters 4 and 5 measure on)."""
     keys = {s: {(r["instruction"], r["input"]) for r in recs} for s, recs in splits.items()}
     names = list(keys)
     train = [(r["instruction"], r["input"]) for s, recs in splits.items() if s != "eval" for r in recs]
-    return {"pairs": {f"{a}∩{b}": len(keys[a] & keys[b]) for i, a in enumerate(names) for b in names[i + 1:]},
-            "eval_overlap": sum(len(keys["eval"] & k) for s, k in keys.items() if s != "eval"),
-            "recurring": len(train) - len(set(train)), "training_records": len(train)}
+    out = {"pairs": {f"{a}∩{b}": len(keys[a] & keys[b]) for i, a in enumerate(names) for b in names[i + 1:]},
+           "eval_overlap": sum(len(keys["eval"] & k) for s, k in keys.items() if s != "eval"),
+           "recurring": len(train) - len(set(train)), "training_records": len(train)}
+    if "val" in keys:
+        training = set().union(*(k for s, k in keys.items() if s not in ("eval", "val")))
+        out |= {"val_shared": len(keys["val"] & training), "val_instructions": len(keys["val"])}
+    return out
 
 
 def split_overlap_caption(overlap: dict) -> str:
-    """Under chapter 1's split sizes: whether ``eval`` leaks into training and how often training repeats itself."""
+    """Under chapter 1's split sizes: whether ``eval`` leaks into training, how often training repeats itself, and
+    how much of ``val`` is also asked in training."""
     n, rec, leak = overlap["training_records"], overlap["recurring"], overlap["eval_overlap"]
+    shared, n_val = overlap.get("val_shared", 0), overlap.get("val_instructions", 0)
     return (("No instruction of `eval` is found in another split" if not leak else
              f"**{leak} instruction{'s' if leak > 1 else ''} of `eval` {'are' if leak > 1 else 'is'} found in another "
              "split**")
             + f"; {rec} of the {n} records of the other splits ({rec / max(n, 1):.1%}) repeat an instruction drawn "
-            "before them.")
+            "before them"
+            + (f"; {shared} of `val`'s {n_val} instructions ({shared / n_val:.0%}) are also asked in a training split, "
+               "each with its own answers (held-out pairs there are new samples, not always new instructions)."
+               if shared else "."))
 
 
 def degenerate_caption(degenerate: pd.DataFrame) -> str:
-    """Under chapter 1's battery: the share of pairs (0-1) on which the crowd's majority (``crowd majority``) and one
-    person (``one person``) pick the correct answer, one row per corruption."""
+    """Under chapter 1's battery: the share of pairs (0-1) on which the crowd's majority (``crowd majority``), one
+    person (``one person``) and, where the table has it, R* (``R*``) pick the correct answer, one row per corruption."""
     crowd, one = degenerate["crowd majority"], degenerate["one person"]
     return ((f"Every corruption loses: the crowd's majority picks the correct answer in at least {100 * crowd.min():.1f} % "
              f"of pairs (the closest call: *{crowd.idxmin()}*), and a single noisy person in at least "
-             f"{100 * one.min():.1f} %. Length cannot buy a defect back.") if crowd.min() > 0.5 else
+             f"{100 * one.min():.1f} %"
+             + (f"; R* itself prefers it in at least {100 * degenerate['R*'].min():.1f} % (*{degenerate['R*'].idxmin()}*)."
+                if "R*" in degenerate else ".")) if crowd.min() > 0.5 else
             (f"**Not every corruption loses**: on *{crowd.idxmin()}* the crowd's majority picks the correct answer in only "
              f"{100 * crowd.min():.1f} % of pairs, so a method can gain by learning that corruption."))
 
