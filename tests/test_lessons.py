@@ -295,6 +295,27 @@ def test_accuracy_curve_figure_and_sentence():
     assert "people's majority" not in s  # no acc_people column, no sentence about it
 
 
+def test_seen_and_new_halves_table_and_sentence():
+    from farmlib.evaluation import reward_model_report as report
+
+    pairs = [{"instruction": f"q{i}", "input": "", "preference": 1} for i in range(5)]
+    halves = report.split_by_seen(pairs, {("q0", ""), ("q3", ""), ("x", "")})
+    assert [p["instruction"] for p in halves[report.SEEN]] == ["q0", "q3"] and len(halves[report.NEW]) == 3
+
+    def results(seen_after, new_after):  # accuracies; standard errors of 2 points each
+        return {"before any label": {report.SEEN: (0.69, 0.02, 180), report.NEW: (0.61, 0.02, 215)},
+                "trained": {report.SEEN: (seen_after, 0.02, 180), report.NEW: (new_after, 0.02, 215)}}
+
+    same = results(0.70, 0.61)
+    assert report.seen_table(same).loc["trained", report.SEEN] == "70.0 ± 2.0 % (180)"
+    s = report.seen_sentence(same)
+    assert s.startswith("180 of the 395 held-out pairs") and "+8.0 points more accurate on them" in s
+    assert "first half by +1.0 points and the second by +0.0" in s and "not memory of the instructions" in s
+    s = report.seen_sentence(results(0.80, 0.61))  # +11 against +0, twice the noise is 8 points
+    assert "part of the held-out accuracy is memory" in s and "61.0 % on the new half" in s
+    assert "carries to instructions the reward model never saw" in report.seen_sentence(results(0.69, 0.71 + 0.09))
+
+
 def test_curve_sentence_reads_the_people_column():
     from farmlib.evaluation import reward_model_report as report
 
