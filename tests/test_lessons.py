@@ -298,22 +298,26 @@ def test_accuracy_curve_figure_and_sentence():
 def test_seen_and_new_halves_table_and_sentence():
     from farmlib.evaluation import reward_model_report as report
 
-    pairs = [{"instruction": f"q{i}", "input": "", "preference": 1} for i in range(5)]
-    halves = report.split_by_seen(pairs, {("q0", ""), ("q3", ""), ("x", "")})
-    assert [p["instruction"] for p in halves[report.SEEN]] == ["q0", "q3"] and len(halves[report.NEW]) == 3
+    # 100 seen pairs, 100 new; before any label 70 and 60 of them right
+    before = [True] * 70 + [False] * 30 + [True] * 60 + [False] * 40
 
-    def results(seen_after, new_after):  # accuracies; standard errors of 2 points each
-        return {"before any label": {report.SEEN: (0.69, 0.02, 180), report.NEW: (0.61, 0.02, 215)},
-                "trained": {report.SEEN: (seen_after, 0.02, 180), report.NEW: (new_after, 0.02, 215)}}
+    def result(seen_flips, new_flips):  # pairs the trained model gets right that the untrained one got wrong
+        after = list(before)
+        for k in range(seen_flips):
+            after[70 + k] = True
+        for k in range(new_flips):
+            after[160 + k] = True
+        return {"seen": [True] * 100 + [False] * 100, "hits": {"before any label": before, "trained": after}}
 
-    same = results(0.70, 0.61)
-    assert report.seen_table(same).loc["trained", report.SEEN] == "70.0 ± 2.0 % (180)"
+    same = result(1, 0)
+    assert report.seen_table(same).loc["trained", report.SEEN] == "71.0 ± 4.5 % (100)"
+    assert report.seen_table(same).loc["before any label", report.NEW] == "60.0 ± 4.9 % (100)"
     s = report.seen_sentence(same)
-    assert s.startswith("180 of the 395 held-out pairs") and "+8.0 points more accurate on them" in s
-    assert "first half by +1.0 points and the second by +0.0" in s and "not memory of the instructions" in s
-    s = report.seen_sentence(results(0.80, 0.61))  # +11 against +0, twice the noise is 8 points
-    assert "part of the held-out accuracy is memory" in s and "61.0 % on the new half" in s
-    assert "carries to instructions the reward model never saw" in report.seen_sentence(results(0.69, 0.71 + 0.09))
+    assert s.startswith("100 of the 200 held-out pairs") and "+10.0 points more accurate on them" in s
+    assert "first half by +1.0 points and the second by +0.0" in s and "did not teach" in s
+    s = report.seen_sentence(result(12, 0))  # +12 against +0: paired noise about 3.3 points
+    assert "part of the held-out accuracy is memory" in s and "60.0 % on the new half" in s
+    assert "carries to instructions the reward model never saw" in report.seen_sentence(result(0, 12))
 
 
 def test_curve_sentence_reads_the_people_column():

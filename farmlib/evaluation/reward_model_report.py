@@ -292,62 +292,65 @@ def head_sentence(curve: pd.DataFrame, head: pd.DataFrame, labels: str, target: 
 SEEN, NEW = "asked in training", "not asked in training"
 
 
-def split_by_seen(pairs: list[dict], seen: set[tuple[str, str]]) -> dict[str, list[dict]]:
-    """``pairs`` in two halves (:data:`SEEN`, :data:`NEW`) by whether their ``(instruction, input)`` is in ``seen``."""
-    out: dict[str, list[dict]] = {SEEN: [], NEW: []}
-    for p in pairs:
-        out[SEEN if (p["instruction"], p.get("input", "")) in seen else NEW].append(p)
-    return out
-
-
-def seen_and_new(farm, path: str, cfg, split: str = "preference") -> dict[str, dict[str, tuple[float, float, int]]]:
-    """Chapter 5's held-out accuracy against the people's majority (pairs of SFT samples on ``val``), in the two
-    halves of :func:`split_by_seen` by ``split``'s instructions, for the reward model at ``path`` (``"trained"``) and
-    for the same reader before any label (``"before any label"``: the accuracy curve's first point):
-    ``{model: {half: (accuracy, standard error, pairs)}}``. The model before any label tells the halves' families
-    apart from what training on the instructions taught."""
+def seen_and_new(farm, path: str, cfg, split: str = "preference") -> dict:
+    """Chapter 5's held-out pairs against the people's majority (pairs of SFT samples on ``val``), each marked by
+    whether ``split`` also asks its instruction (``seen``), and for each pair whether the reward model at ``path``
+    (``"trained"``) and the same reader before any label (``"before any label"``: the accuracy curve's first point)
+    rank it as the people do (``hits``). The model before any label tells the halves' families apart from what
+    training on the instructions taught; both read the same pairs, so their difference is paired."""
     from farmlib.annotators.validation import sft_pairs
     from farmlib.methods import backward_reader
-    from farmlib.methods.reward_model import load_reward_model, new_reward_model, pairwise_accuracy
+    from farmlib.methods.reward_model import load_reward_model, new_reward_model, rewards
 
     tok, max_len, crowd = farm.tokenizer(), farm.profile.model.max_length, farm.annotator("human")
     held = [dict(r, preference=crowd.majority_label(r)) for r in sft_pairs(farm, split="val")]
-    halves = split_by_seen(held, {(r["instruction"], r["input"]) for r in farm.splits()[split]})
+    asked = {(r["instruction"], r["input"]) for r in farm.splits()[split]}
     models = {"before any label": new_reward_model(farm.sft_model(), tok, farm.profile.device, reads=cfg.reads,
                                                    backward=backward_reader.train(farm) if cfg.backward else None,
                                                    max_length=max_len),
               "trained": load_reward_model(path, farm.profile.device)}
-    return {name: {h: (*pairwise_accuracy(m, tok, ps, max_len), len(ps)) if ps else (float("nan"), float("nan"), 0)
-                   for h, ps in halves.items()} for name, m in models.items()}
+    hits = {}
+    for name, m in models.items():
+        r1, r2 = (rewards(m, tok, held, k, max_length=max_len).tolist() for k in ("output_1", "output_2"))
+        hits[name] = [(b > a) == (p["preference"] == 2) for a, b, p in zip(r1, r2, held)]
+    return {"seen": [(p["instruction"], p["input"]) in asked for p in held], "hits": hits}
 
 
-def seen_table(results: dict[str, dict[str, tuple[float, float, int]]]) -> pd.DataFrame:
+def _halves(result: dict, model: str) -> dict[str, np.ndarray]:
+    seen = np.array(result["seen"], dtype=bool)
+    h = np.array(result["hits"][model], dtype=float)
+    return {SEEN: h[seen], NEW: h[~seen]}
+
+
+def seen_table(result: dict) -> pd.DataFrame:
     """:func:`seen_and_new`'s accuracies as ``accuracy ± se % (pairs)``, one row per model, one column per half."""
-    return pd.DataFrame({name: {h: f"{100 * a:.1f} ± {100 * s:.1f} % ({n})" for h, (a, s, n) in halves.items()}
-                         for name, halves in results.items()}).T
+    def cell(x: np.ndarray) -> str:
+        a = x.mean() if len(x) else float("nan")
+        return f"{100 * a:.1f} ± {100 * np.sqrt(a * (1 - a) / max(len(x), 1)):.1f} % ({len(x)})"
+    return pd.DataFrame({m: {h: cell(x) for h, x in _halves(result, m).items()} for m in result["hits"]}).T
 
 
-def seen_sentence(results: dict[str, dict[str, tuple[float, float, int]]]) -> str:
-    """What :func:`seen_table` shows: how much training moved each half, and whether the halves moved alike within
-    twice the noise of that difference (the four standard errors combined, which ignores that each model reads the
-    same pairs and so overstates it)."""
-    before, after = results["before any label"], results["trained"]
-    gain = {h: 100 * (after[h][0] - before[h][0]) for h in (SEEN, NEW)}
-    noise = 100 * float(np.sqrt(sum(r[h][1] ** 2 for r in (before, after) for h in (SEEN, NEW))))
-    gap = 100 * (before[SEEN][0] - before[NEW][0])
-    n_seen, n = after[SEEN][2], after[SEEN][2] + after[NEW][2]
+def seen_sentence(result: dict) -> str:
+    """What :func:`seen_table` shows: how much training moved each half, and whether the two halves moved alike
+    within twice the noise of that difference (paired: each pair's change between the two models)."""
+    before, after = _halves(result, "before any label"), _halves(result, "trained")
+    change = {h: after[h] - before[h] for h in (SEEN, NEW)}  # -1, 0 or +1 per pair
+    gain = {h: 100 * change[h].mean() for h in (SEEN, NEW)}
+    noise = 100 * float(np.sqrt(sum(change[h].var(ddof=1) / len(change[h]) for h in (SEEN, NEW))))
+    gap = 100 * (before[SEEN].mean() - before[NEW].mean())
+    n_seen, n = len(after[SEEN]), len(after[SEEN]) + len(after[NEW])
     head = (f"{n_seen} of the {n} held-out pairs ask an instruction the reward model's training pairs also asked (with "
             f"other answers). Before any label it is {gap:+.1f} points more accurate on them than on the others; "
             f"training moves the first half by {gain[SEEN]:+.1f} points and the second by {gain[NEW]:+.1f}. ")
     d = gain[SEEN] - gain[NEW]
     if abs(d) <= 2 * noise:
-        return head + (f"Those two moves differ by less than twice their noise ({2 * noise:.1f} points): what the "
-                       "labels taught is not memory of the instructions, and the gap between the halves is their "
-                       "families' (the small families, whose instructions recur across splits, are the easier ones "
-                       "here), there before any label.")
+        return head + (f"Those two moves differ by less than twice their noise ({2 * noise:.1f} points, paired over the "
+                       "pairs): the labels did not teach the reward model the instructions it met more than the others, "
+                       "and the gap between the halves, there before any label, is their families' (the small "
+                       "families, whose instructions recur across splits, are the easier ones here).")
     if d > 0:
         return head + (f"The seen half gained more, beyond twice the noise ({2 * noise:.1f} points): part of the held-out "
-                       f"accuracy is memory of the instructions, and {100 * after[NEW][0]:.1f} % on the new half is the "
-                       "number that says how the reward model meets a new instruction.")
+                       f"accuracy is memory of the instructions, and {100 * after[NEW].mean():.1f} % on the new half is "
+                       "the number that says how the reward model meets a new instruction.")
     return head + (f"The new half gained more, beyond twice the noise ({2 * noise:.1f} points): what the labels taught "
                    "carries to instructions the reward model never saw.")
