@@ -313,11 +313,13 @@ def test_seen_and_new_halves_table_and_sentence():
     assert report.seen_table(same).loc["trained", report.SEEN] == "71.0 ± 4.5 % (100)"
     assert report.seen_table(same).loc["before any label", report.NEW] == "60.0 ± 4.9 % (100)"
     s = report.seen_sentence(same)
-    assert s.startswith("100 of the 200 held-out pairs") and "+10.0 points more accurate on them" in s
-    assert "first half by +1.0 points and the second by +0.0" in s and "did not teach" in s
+    assert s.startswith("100 of the 200 held-out pairs") and "ranks 70.0 % of them as the people do and 60.0 % of the others" in s
+    assert "first half by +1.0 points and the second by +0.0" in s and "did not teach" in s and "the easier ones" in s
     s = report.seen_sentence(result(12, 0))  # +12 against +0: paired noise about 3.3 points
     assert "part of the held-out accuracy is memory" in s and "60.0 % on the new half" in s
     assert "carries to instructions the reward model never saw" in report.seen_sentence(result(0, 12))
+    few = {"seen": [True] + [False] * 9, "hits": {"before any label": [True] * 10, "trained": [True] * 10}}
+    assert report.seen_sentence(few).startswith("1 of the 10 held-out pairs") and "too few" in report.seen_sentence(few)
 
 
 def test_curve_sentence_reads_the_people_column():

@@ -334,20 +334,24 @@ def seen_sentence(result: dict) -> str:
     """What :func:`seen_table` shows: how much training moved each half, and whether the two halves moved alike
     within twice the noise of that difference (paired: each pair's change between the two models)."""
     before, after = _halves(result, "before any label"), _halves(result, "trained")
+    n_seen, n = len(after[SEEN]), len(after[SEEN]) + len(after[NEW])
+    if min(n_seen, n - n_seen) < 2:
+        return (f"{n_seen} of the {n} held-out pairs ask an instruction the reward model's training pairs also asked: "
+                "too few on one side to compare the halves.")
     change = {h: after[h] - before[h] for h in (SEEN, NEW)}  # -1, 0 or +1 per pair
     gain = {h: 100 * change[h].mean() for h in (SEEN, NEW)}
     noise = 100 * float(np.sqrt(sum(change[h].var(ddof=1) / len(change[h]) for h in (SEEN, NEW))))
-    gap = 100 * (before[SEEN].mean() - before[NEW].mean())
-    n_seen, n = len(after[SEEN]), len(after[SEEN]) + len(after[NEW])
     head = (f"{n_seen} of the {n} held-out pairs ask an instruction the reward model's training pairs also asked (with "
-            f"other answers). Before any label it is {gap:+.1f} points more accurate on them than on the others; "
+            f"other answers). Before any label the reader ranks {100 * before[SEEN].mean():.1f} % of them as the people do and "
+            f"{100 * before[NEW].mean():.1f} % of the others; "
             f"training moves the first half by {gain[SEEN]:+.1f} points and the second by {gain[NEW]:+.1f}. ")
     d = gain[SEEN] - gain[NEW]
+    easier = "easier" if before[SEEN].mean() >= before[NEW].mean() else "harder"
     if abs(d) <= 2 * noise:
         return head + (f"Those two moves differ by less than twice their noise ({2 * noise:.1f} points, paired over the "
                        "pairs): the labels did not teach the reward model the instructions it met more than the others, "
                        "and the gap between the halves, there before any label, is their families' (the small "
-                       "families, whose instructions recur across splits, are the easier ones here).")
+                       f"families, whose instructions recur across splits, are the {easier} ones here).")
     if d > 0:
         return head + (f"The seen half gained more, beyond twice the noise ({2 * noise:.1f} points): part of the held-out "
                        f"accuracy is memory of the instructions, and {100 * after[NEW].mean():.1f} % on the new half is "
