@@ -246,7 +246,7 @@ def value_text(hist, window: int = 5) -> str:
     if "explained_variance" not in hist:
         return ""
     first, last = hist["explained_variance"].iloc[0], hist["explained_variance"].iloc[-window:].mean()
-    text = (f"The value model accounted for {100 * first:.0f} % of the returns' variance at the first step and "
+    text = (f"The value function accounted for {100 * first:.0f} % of the returns' variance at the first step and "
             f"{100 * last:.0f} % over the last {window}")
     if last < 0.2:
         return text + (": each token's advantage is then close to its whitened return, a baseline no better than the "

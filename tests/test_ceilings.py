@@ -281,7 +281,8 @@ def test_ppo_accuracy_sentence_reads_the_curve():
 
 def test_ppo_with_group_advantages_has_no_value_model(micro_farm):
     """PPO on R* (no reward model to train) with each prompt's answers compared among themselves: the history has no
-    value model's explained variance, the gae run has; a group advantage without a group is refused."""
+    value model's explained variance, the gae runs have (a separate value model, or a head on the policy); a group
+    advantage without a group, or an unknown value source, is refused."""
     from farmlib.artifacts import read_artifact
     from farmlib.methods import ppo
 
@@ -290,7 +291,11 @@ def test_ppo_with_group_advantages_has_no_value_model(micro_farm):
     hist = read_artifact(ppo.train(micro_farm, None, cfg))
     assert len(hist) == 2 and "explained_variance" not in hist[0] and hist[0]["value_loss"] == 0
     assert "explained_variance" in read_artifact(ppo_ceiling(micro_farm, steps=2)["path"])[0]
+    head = read_artifact(ppo_ceiling(micro_farm, steps=2, value="policy")["path"])  # a value head on the policy
+    assert "explained_variance" in head[0] and head[0]["value_loss"] > 0
     with pytest.raises(ValueError, match="samples_per_prompt >= 2"):
         ppo.train(micro_farm, None, micro_farm.method_config("ppo", {"advantage": "rloo", "reward": "true_reward"}))
+    with pytest.raises(ValueError, match="choose 'model' .* or 'policy'"):
+        ppo.train(micro_farm, None, micro_farm.method_config("ppo", {"value": "shared", "reward": "true_reward"}))
     with pytest.raises(ValueError, match="choose 'gae', 'rloo' or 'best'"):
         ppo.train(micro_farm, None, micro_farm.method_config("ppo", {"advantage": "mean", "reward": "true_reward"}))

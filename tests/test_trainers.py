@@ -85,19 +85,23 @@ def test_reward_model_fit_by_prompt_learns_from_all_pairs_of_an_instruction(micr
     assert last < first - 0.2 and acc > 0.5 + 3 * se, (first, last, acc, se)
 
 
-def test_ppo_loop_raises_the_reward(micro_farm, length_rm):
+@pytest.mark.parametrize("value", ["model", "policy"])
+def test_ppo_loop_raises_the_reward(micro_farm, length_rm, value):
     """The PPO loop, called on its own against a reward model that likes length, raises the reward of
-    its rollouts and, with it, their length."""
+    its rollouts and, with it, their length: with a separate value model and with a value head on the policy."""
     import copy
 
     rm = length_rm[0]
     cfg = micro_farm.method_config("ppo", {"steps": 30, "rollout_batch": 16, "minibatch": 8, "lr": 1e-3,
-                                           "kl_coef": 0.0, "eval_every": 100, "n_eval_prompts": 4})
+                                           "kl_coef": 0.0, "eval_every": 100, "n_eval_prompts": 4, "value": value})
     sft, tok = micro_farm.sft_model(), micro_farm.tokenizer()
     policy, ref = micro_farm.load(sft), micro_farm.load(sft)
     prompts = [format_prompt(r["instruction"], r["input"]) for r in micro_farm.splits()["unlabeled"]]
-    history, evals, _ = ppo.ppo_loop(policy, ref, copy.deepcopy(rm), copy.deepcopy(rm), tok, prompts, prompts[:4],
+    value_model = copy.deepcopy(rm) if value == "model" else ppo.ValueHead(policy)
+    history, evals, _ = ppo.ppo_loop(policy, ref, value_model, copy.deepcopy(rm), tok, prompts, prompts[:4],
                                      cfg, max_new_tokens=24)
+    if value == "policy":  # the head learned something, and the value loss reached the policy's trunk
+        assert value_model.head.weight.abs().sum() > 0 and history[-1]["explained_variance"] != 0
     first, last = _first_last([h["reward"] for h in history], frac=1 / 3)
     assert last > first + 0.15, [round(h["reward"], 2) for h in history]
     len_first, len_last = _first_last([h["length_tokens"] for h in history], frac=1 / 3)
@@ -272,6 +276,31 @@ def test_a_trimmed_ppo_minibatch_gives_the_same_logprobs_and_values(micro_farm, 
     real = response_mask[idx, :t].bool()
     assert torch.allclose(lp[real], full_lp[:, :t][real], atol=1e-5)
     assert torch.allclose(v[real], full_v[:, :t][real], atol=1e-5)
+
+
+def test_a_value_head_on_the_policy_reads_the_states_that_predict_each_token(micro_farm):
+    """``logprobs_and_values`` with a :class:`ppo.ValueHead`: one pass through the policy gives the log-probabilities
+    ``response_logprobs`` gives, and each value is the head applied to the hidden state at the position that predicts
+    that response token; the value loss alone moves the policy's trunk (the head's inputs are not detached)."""
+    from farmlib.lm.sampling import positions
+    from farmlib.methods.common import rollout
+
+    tok, policy = micro_farm.tokenizer(), micro_farm.load(micro_farm.sft_model())
+    head = ppo.ValueHead(policy)
+    assert [p.shape for p in head.parameters()] == [torch.Size([1, policy.config.hidden_size]), torch.Size([1])]
+    torch.nn.init.normal_(head.head.weight, std=0.1)
+    torch.manual_seed(0)
+    seq, mask, response_mask, nq = rollout(policy, tok, ["Name an animal.", "Sort 3 1 2."], 0.7, 10)
+    logp, v = ppo.logprobs_and_values(policy, head, seq, mask, nq, 0.7)
+    assert torch.allclose(logp, response_logprobs(policy, seq, mask, nq, 0.7), atol=1e-5)
+    with torch.no_grad():
+        hidden = policy.model(input_ids=seq, attention_mask=mask, position_ids=positions(mask)).last_hidden_state
+    for t in range(seq.size(1) - nq):
+        assert torch.allclose(v[:, t], head.head(hidden[:, nq - 1 + t]).squeeze(-1), atol=1e-5)
+    (v * response_mask).sum().backward()
+    assert policy.model.layers[0].mlp.down_proj.weight.grad.abs().sum() > 0
+    lp, none = ppo.logprobs_and_values(policy, None, seq, mask, nq, 0.7)
+    assert none is None and torch.allclose(lp, logp, atol=1e-5)
 
 
 def test_rewards_read_a_shared_prompt_once_and_score_as_a_whole_reading(micro_farm, length_rm, monkeypatch):

@@ -15,10 +15,15 @@ One step of the loop (:func:`ppo_loop`; steps 1-3 are :func:`experience`):
    (:func:`policy_loss`) and the clipped value loss (:func:`value_loss`); gradient norms clipped;
    the learning rate decays linearly to 0 over the run.
 
+The values come from one of two places (``PPOConfig.value``). ``"model"`` (the paper's): a separate value model, a
+copy of the reward model whose scalar head is read at every position, trained on the value loss alone. ``"policy"``:
+a scalar head on the policy's own last hidden state (:class:`ValueHead`, TRL's classic value head), so one pass
+through the policy gives both the log-probabilities and the values, and the trunk minimises
+``policy loss + vf_coef * value loss``.
+
 Layout: prompts are left-padded to ``Lq`` and responses right-padded to ``T``, so the logits at
 positions ``Lq-1 .. Lq+T-2`` predict the response tokens and the value at position ``Lq-1+t`` is
-the value of the state before response token ``t``. The value model is a copy of the reward model
-whose scalar head is read at every position.
+the value of the state before response token ``t``.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ import torch
 
 from farmlib.artifacts import write_json
 from farmlib.lm.model import load_model
+from farmlib.lm.sampling import positions
 from farmlib.methods.common import TrueRewardScorer, head_values, masked_mean, response_logprobs, rollout, score
 from farmlib.methods.reward_model import load_reward_model, new_reward_model
 from farmlib.progress import progress
@@ -57,6 +63,9 @@ class PPOConfig:
     seed: int = 0  # rollout sampling and minibatch order
     samples_per_prompt: int = 1  # answers sampled to each prompt in a rollout (rollout_batch counts prompts)
     advantage: str = "gae"  # "gae": the value model's (the paper's); "rloo", "best": within each prompt's answers
+    value: str = "model"  # with "gae": "model", a separate copy of the reward model (the paper's); "policy", a head
+    #   on the policy's own trunk (one pass per update instead of two)
+    vf_coef: float = 0.1  # with value = "policy": the value loss's weight in what the shared trunk minimises
     reward: str = "model"  # "model": the reward model; "true_reward": R* itself (the ceiling, FarmWorld only)
     reward_noise: float = 0.0  # with "true_reward": sigma of an error fixed per (prompt, response) added to R*
 
@@ -130,9 +139,38 @@ def value_loss(v: torch.Tensor, old_v: torch.Tensor, returns: torch.Tensor, mask
 
 
 # --- model calls ------------------------------------------------------------------------------
+class ValueHead(torch.nn.Module):
+    """``V(s_t) = w . h_t + b`` on the policy's own last hidden state ``h_t`` (``PPOConfig.value = "policy"``). Its
+    parameters are ``w`` and ``b``; the trunk is the policy's, which the value loss trains too. Zero at the start,
+    as the copy of a reward model that reads its likelihood is, so the first advantages are the whitened returns."""
+
+    def __init__(self, policy):
+        super().__init__()
+        self.head = torch.nn.Linear(policy.config.hidden_size, 1)
+        torch.nn.init.zeros_(self.head.weight)
+        torch.nn.init.zeros_(self.head.bias)
+
+
 def response_values(value_model, seq: torch.Tensor, mask: torch.Tensor, n_query: int) -> torch.Tensor:
     """``[B, T]`` values of the states before each response token (the RM head at every position)."""
     return head_values(value_model, seq, mask)[:, n_query - 1:-1]
+
+
+def logprobs_and_values(policy, value_model, seq: torch.Tensor, mask: torch.Tensor, n_query: int,
+                        temperature: float) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """``[B, T]`` log-probabilities of the response tokens under ``softmax(logits / temperature)`` and the values of
+    the states before them: with a :class:`ValueHead`, from one pass through the policy (the hidden states that
+    predict each token also give its state's value); with a separate value model, from a pass through each; with
+    None, no values."""
+    if isinstance(value_model, ValueHead):
+        backbone = getattr(policy, policy.base_model_prefix)
+        h = backbone(input_ids=seq, attention_mask=mask, position_ids=positions(mask)).last_hidden_state
+        h = h[:, n_query - 1:-1]  # the states before each response token, which predict it
+        logits = policy.get_output_embeddings()(h).float() / temperature
+        logp = torch.log_softmax(logits, -1).gather(-1, seq[:, n_query:, None]).squeeze(-1)
+        return logp, value_model.head(h).squeeze(-1).float()
+    logp = response_logprobs(policy, seq, mask, n_query, temperature)
+    return logp, None if value_model is None else response_values(value_model, seq, mask, n_query)
 
 
 @torch.no_grad()
@@ -160,7 +198,8 @@ def experience(policy, ref, value_model, rm, tok, prompts: list[str], cfg: PPOCo
     ``softmax(logits / temperature)``, so the KL penalty and the policy ratio compare what was sampled.
     """
     seq, mask, response_mask, nq = rollout(policy, tok, prompts, cfg.temperature, max_new_tokens)
-    logp = response_logprobs(policy, seq, mask, nq, cfg.temperature)
+    gae_ = cfg.advantage == "gae"
+    logp, values = logprobs_and_values(policy, value_model if gae_ else None, seq, mask, nq, cfg.temperature)
     ref_logp = response_logprobs(ref, seq, mask, nq, cfg.temperature)
     rm_score = score(rm, seq, mask, nq)
     kl = (logp - ref_logp) * response_mask
@@ -169,10 +208,10 @@ def experience(policy, ref, value_model, rm, tok, prompts: list[str], cfg: PPOCo
     rewards[torch.arange(len(prompts)), last] += rm_score
     out = {"seq": seq, "mask": mask, "response_mask": response_mask, "n_query": nq, "logp": logp,
            "score": rm_score, "kl": kl, "rewards": rewards}
-    if cfg.advantage != "gae":  # every token of an answer shares its answer's advantage; "best" is not whitened
+    if not gae_:  # every token of an answer shares its answer's advantage; "best" is not whitened
         adv = group_advantages(rewards.sum(1), cfg.samples_per_prompt, cfg.advantage)[:, None] * response_mask
         return {**out, "adv": whiten(adv, response_mask) if cfg.advantage == "rloo" else adv}
-    values = response_values(value_model, seq, mask, nq) * response_mask
+    values = values * response_mask
     adv, returns = gae(rewards, values, response_mask)
     return {**out, "values": values, "adv": whiten(adv, response_mask), "returns": returns,  # whitened over the batch
             "explained_variance": explained_variance(values, returns, response_mask)}
@@ -189,7 +228,8 @@ def trim(mask: torch.Tensor, response_mask: torch.Tensor, n_query: int) -> tuple
 # --- the loop -----------------------------------------------------------------------------------
 def ppo_loop(policy, ref, value_model, rm, tok, prompts: list[str], eval_prompts: list[str], cfg: PPOConfig,
              max_new_tokens: int, on_eval=None) -> tuple[list[dict], list[dict], float]:
-    """Train ``policy`` and ``value_model`` (None with group advantages) in place; return (per-step history, held-out
+    """Train ``policy`` and ``value_model`` (a separate model, a :class:`ValueHead` on the policy, or None with group
+    advantages) in place; return (per-step history, held-out
     evaluations, seconds spent in steps). ``ref`` and ``rm`` stay frozen. ``on_eval(step, policy)``, if given, is
     called after each held-out evaluation along the way (the last step's aside): a place to save the
     intermediate policy."""
@@ -197,6 +237,8 @@ def ppo_loop(policy, ref, value_model, rm, tok, prompts: list[str], eval_prompts
     for m in (ref, rm):
         m.requires_grad_(False)
     trained = [policy] + ([value_model] if value_model is not None else [])
+    # a separate value model's loss moves its own parameters only, so a weight on it would just rescale them
+    vf_coef = cfg.vf_coef if isinstance(value_model, ValueHead) else 1.0
     for m in trained:
         m.train()
     opt = torch.optim.AdamW([p for m in trained for p in m.parameters()], lr=cfg.lr, weight_decay=0.0)
@@ -219,14 +261,13 @@ def ppo_loop(policy, ref, value_model, rm, tok, prompts: list[str], eval_prompts
             for idx in torch.randperm(len(batch)).split(cfg.minibatch):
                 lo, t = trim(mask[idx], response_mask[idx], nq)  # this minibatch's padding left out
                 s, m, rm_ = seq[idx, lo:nq + t], mask[idx, lo:nq + t], response_mask[idx, :t]
-                logp = response_logprobs(policy, s, m, nq - lo, cfg.temperature)
+                logp, v = logprobs_and_values(policy, value_model, s, m, nq - lo, cfg.temperature)
                 pl, clipfrac = policy_loss(logp, ex["logp"][idx, :t], ex["adv"][idx, :t], rm_, cfg.clip)
                 vl = torch.zeros(())
                 if value_model is not None:
-                    v = response_values(value_model, s, m, nq - lo)
                     vl = value_loss(v, ex["values"][idx, :t], ex["returns"][idx, :t], rm_, cfg.value_clip)
                 opt.zero_grad(set_to_none=True)
-                (pl + vl).backward()
+                (pl + vf_coef * vl).backward()
                 for model in trained:
                     torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.max_grad_norm)
                 opt.step()
@@ -250,7 +291,7 @@ def ppo_loop(policy, ref, value_model, rm, tok, prompts: list[str], eval_prompts
 
 def train(farm, rm_path: str | None, cfg: PPOConfig | None = None) -> str:
     """PPO from the SFT model against the reward model at ``rm_path`` (with ``cfg.reward == "true_reward"``:
-    against R*, the value model then a fresh head on the SFT model, ``rm_path`` unused); an artifact with the policy,
+    against R*, a separate value model then a fresh head on the SFT model, ``rm_path`` unused); an artifact with the policy,
     ``history.json``, ``held_out.json``, and the policy at every held-out evaluation before the last
     in ``checkpoints/step_<n>`` (:func:`checkpoints`)."""
     cfg = cfg or farm.method_config("ppo")
@@ -264,6 +305,9 @@ def train(farm, rm_path: str | None, cfg: PPOConfig | None = None) -> str:
         rm_path = None
     if cfg.advantage not in ("gae", "rloo", "best"):
         raise ValueError(f"PPOConfig.advantage is {cfg.advantage!r}; choose 'gae', 'rloo' or 'best'")
+    if cfg.value not in ("model", "policy"):
+        raise ValueError(f"PPOConfig.value is {cfg.value!r}; choose 'model' (a separate value model) or 'policy' "
+                         f"(a head on the policy's trunk)")
     if cfg.advantage != "gae" and cfg.samples_per_prompt < 2:
         raise ValueError(f"PPOConfig.advantage = {cfg.advantage!r} compares answers to the same prompt: set "
                          f"samples_per_prompt >= 2 (it is {cfg.samples_per_prompt})")
@@ -273,12 +317,15 @@ def train(farm, rm_path: str | None, cfg: PPOConfig | None = None) -> str:
         policy, ref = load_model(sft, prof.device), load_model(sft, prof.device)
         records, eval_records = farm.splits()[cfg.split], farm.splits()["val"][:cfg.n_eval_prompts]
         gae_ = cfg.advantage == "gae"  # group advantages need no value model
+        separate = gae_ and cfg.value == "model"
         if cfg.reward == "true_reward":  # the ceiling: no learned reward anywhere
-            value_model = new_reward_model(sft, tok, prof.device, cfg.seed) if gae_ else None
+            value_model = new_reward_model(sft, tok, prof.device, cfg.seed) if separate else None
             rm = TrueRewardScorer(farm.world, tok, records + eval_records, noise=cfg.reward_noise)
         else:
-            value_model = load_reward_model(rm_path, prof.device, backward=False) if gae_ else None
+            value_model = load_reward_model(rm_path, prof.device, backward=False) if separate else None
             rm = load_reward_model(rm_path, prof.device)
+        if gae_ and cfg.value == "policy":
+            value_model = ValueHead(policy).to(prof.device)
         prompts = [format_prompt(r["instruction"], r["input"]) for r in records]
         eval_prompts = [format_prompt(r["instruction"], r["input"]) for r in eval_records]
         def save(step: int, model) -> None:  # a few MB each on the tiny model
