@@ -110,6 +110,26 @@ def test_ppo_loop_raises_the_reward(micro_farm, length_rm, value):
     assert all(not p.requires_grad for p in ref.parameters())  # the reference stays frozen
 
 
+def test_the_value_learns_at_its_own_rate(micro_farm, length_rm):
+    """``value_lr`` is the learning rate of the value's own parameters only: at 0 the value head stays where it
+    started (zero) while the policy trains, and at the default (the policy's lr) it moves."""
+    import copy
+
+    sft, tok = micro_farm.sft_model(), micro_farm.tokenizer()
+    prompts = [format_prompt(r["instruction"], r["input"]) for r in micro_farm.splits()["unlabeled"]]
+    moved = {}
+    for value_lr in (0.0, None):
+        cfg = micro_farm.method_config("ppo", {"steps": 2, "rollout_batch": 8, "minibatch": 4, "lr": 1e-3,
+                                               "eval_every": 100, "n_eval_prompts": 2, "value": "policy",
+                                               "value_lr": value_lr})
+        policy, ref = micro_farm.load(sft), micro_farm.load(sft)
+        head, start = ppo.ValueHead(policy), [p.detach().clone() for p in policy.parameters()]
+        ppo.ppo_loop(policy, ref, head, copy.deepcopy(length_rm[0]), tok, prompts, prompts[:2], cfg, max_new_tokens=12)
+        assert any(not torch.equal(a, b) for a, b in zip(start, policy.parameters()))  # the policy trained
+        moved[value_lr] = head.head.weight.abs().sum().item() + head.head.bias.abs().item()
+    assert moved[0.0] == 0 and moved[None] > 0, moved
+
+
 def quiet(trainer, desc: str):
     """A TRL/transformers trainer that shows one progress bar instead of printing every log line."""
     from transformers.trainer_callback import PrinterCallback, ProgressCallback, TrainerCallback

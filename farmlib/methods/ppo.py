@@ -66,6 +66,8 @@ class PPOConfig:
     value: str = "model"  # with "gae": "model", a separate copy of the reward model (the paper's); "policy", a head
     #   on the policy's own trunk (one pass per update instead of two)
     vf_coef: float = 0.1  # with value = "policy": the value loss's weight in what the shared trunk minimises
+    value_lr: float | None = None  # initial learning rate of the value's own parameters (the head, or the separate
+    #   value model), decaying as lr does; None: lr
     reward: str = "model"  # "model": the reward model; "true_reward": R* itself (the ceiling, FarmWorld only)
     reward_noise: float = 0.0  # with "true_reward": sigma of an error fixed per (prompt, response) added to R*
 
@@ -241,7 +243,10 @@ def ppo_loop(policy, ref, value_model, rm, tok, prompts: list[str], eval_prompts
     vf_coef = cfg.vf_coef if isinstance(value_model, ValueHead) else 1.0
     for m in trained:
         m.train()
-    opt = torch.optim.AdamW([p for m in trained for p in m.parameters()], lr=cfg.lr, weight_decay=0.0)
+    # the value's own parameters may learn faster than the policy: a zero-initialised head moves about lr a step
+    lrs = [cfg.lr] + ([cfg.lr if cfg.value_lr is None else cfg.value_lr] if value_model is not None else [])
+    opt = torch.optim.AdamW([{"params": list(m.parameters()), "lr": lr} for m, lr in zip(trained, lrs)],
+                            weight_decay=0.0)
     t0 = time.time()
     history = []
     evals = [{"step": 0, **held_out(policy, ref, rm, tok, eval_prompts, cfg.temperature, max_new_tokens)}]
@@ -254,8 +259,8 @@ def ppo_loop(policy, ref, value_model, rm, tok, prompts: list[str], eval_prompts
         ex = experience(policy, ref, value_model, rm, tok, batch, cfg, max_new_tokens)
         seq, mask, response_mask, nq = ex["seq"], ex["mask"], ex["response_mask"], ex["n_query"]
         # 4. clipped updates, learning rate decaying linearly to 0
-        for g in opt.param_groups:
-            g["lr"] = cfg.lr * (1 - step / cfg.steps)
+        for g, lr in zip(opt.param_groups, lrs):
+            g["lr"] = lr * (1 - step / cfg.steps)
         stats = []
         for _ in range(cfg.ppo_epochs):
             for idx in torch.randperm(len(batch)).split(cfg.minibatch):
