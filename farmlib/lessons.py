@@ -182,14 +182,14 @@ def dpo_curves(hist, title: str, window: int = 10):
     left.plot(hist["step"], smooth["loss"], label=f"moving average ({window})")
     left.axhline(math.log(2), color="gray", ls=":", lw=1, label="log 2: policy = reference")
     left.set(xlabel="optimizer step", ylabel="DPO loss (nats)", title="Loss")
-    left.legend(fontsize=8)
+    left.legend(fontsize="small")
     for col, label in [("rewards/margins", "margin m"), ("rewards/chosen", "chosen r̂(x, y_w)"),
                        ("rewards/rejected", "rejected r̂(x, y_l)")]:
         right.plot(hist["step"], smooth[col], label=label)
     right.axhline(0, color="gray", ls=":", lw=1)
     right.set(xlabel="optimizer step", ylabel=r"implicit reward $\beta\,\log(\pi/\pi_\mathrm{ref})$",
               title=f"Implicit rewards (moving average {window})")
-    right.legend(fontsize=8)
+    right.legend(fontsize="small")
     fig.suptitle(title)
     return fig
 
@@ -234,7 +234,7 @@ def ppo_curves(hist, held, title: str = "PPO", window: int = 5):
         if col in held:
             ax.plot(held["step"], held[col], "o-", label="held-out prompts")
         ax.set(xlabel="PPO step", ylabel=ylabel, title=name)
-    axes[0].legend(fontsize=8)
+    axes[0].legend(fontsize="small")
     fig.suptitle(title)
     return fig
 

@@ -8,6 +8,7 @@ import pandas as pd
 import seaborn as sns
 
 from farmlib.paper import CROWD_RANGES
+from farmlib.plotting import label_points
 
 #: one colour per kind of annotator (the ``kind`` column of ``validation_table``)
 COLORS = {"pool member": "tab:blue", "pool": "tab:green", "pool + noise": "tab:olive", "single": "tab:red",
@@ -17,38 +18,38 @@ COLORS = {"pool member": "tab:blue", "pool": "tab:green", "pool + noise": "tab:o
 def cost_agreement(table: pd.DataFrame):
     """Fig 4's analog: each annotator's cost per 1000 annotations against its agreement with people."""
     fig, ax = plt.subplots(figsize=(7.5, 4.5))
-    for name, r in table.iterrows():
+    for _, r in table.iterrows():
         x = max(r["cost_per_1000"], 0.01)  # a log axis has no 0: the free local LM sits at 0.01
         member = r["kind"] == "pool member"
         ax.scatter(x, 100 * r["agreement"], color=COLORS[r["kind"]], s=25 if member else 60, label=r["kind"])
-        if not member:
-            ax.annotate(name, (x, 100 * r["agreement"]), fontsize=8, xytext=(4, 3), textcoords="offset points")
     handles = dict(zip(*reversed(ax.get_legend_handles_labels())))  # one legend entry per kind
-    ax.legend(handles.values(), handles.keys(), fontsize=8, loc="lower right")
+    ax.legend(handles.values(), handles.keys(), fontsize="small", loc="lower right")
     ax.set_xscale("log")
     ax.set(xlabel="cost per 1000 annotations (USD, log scale; local LM plotted at 0.01)",
            ylabel="agreement with human majority (%)", title="Fig 4 analog: cost vs agreement")
     fig.tight_layout()
+    named = table[table["kind"] != "pool member"]
+    label_points(ax, named["cost_per_1000"].clip(lower=0.01), 100 * named["agreement"], named.index)
     return fig
 
 
 def bias_variance(table: pd.DataFrame):
     """Fig 7's analog: each annotator's bias against its variance (both shares of labels, 0-1)."""
     fig, ax = plt.subplots(figsize=(7, 4.5))
-    for name, r in table.iterrows():
+    for _, r in table.iterrows():
         ax.scatter(r["bias"], r["variance"], color=COLORS[r["kind"]], s=25 if r["kind"] == "pool member" else 60)
-        ax.annotate(name, (r["bias"], r["variance"]), fontsize=7, xytext=(3, 2), textcoords="offset points")
     ax.set(xlabel="bias (share of pairs where the annotator's mode differs from the human majority)",
            ylabel="variance (share of draws that\ndiffer from the annotator's majority)",
            title="Fig 7 analog: bias vs variance")
     fig.tight_layout()
+    label_points(ax, table["bias"], table["variance"], table.index)
     return fig
 
 
 def agreement_heatmap(matrix: pd.DataFrame):
     """Fig 8's analog: pairwise agreement (%) of the annotators' first draws."""
     fig, ax = plt.subplots(figsize=(10, 8.5))
-    sns.heatmap(matrix, annot=True, fmt=".0f", cmap="viridis", ax=ax, annot_kws={"fontsize": 6},
+    sns.heatmap(matrix, annot=True, fmt=".0f", cmap="viridis", ax=ax, annot_kws={"fontsize": "x-small"},
                 cbar_kws={"label": "agreement (% of pairs)"})
     ax.set(xlabel="annotator", ylabel="annotator", title="Fig 8 analog: pairwise agreement (%)")
     fig.tight_layout()
@@ -64,7 +65,7 @@ def style_bars(table: pd.DataFrame):
     ax.axhline(0.5, color="gray", ls=":", lw=1)
     ax.set(xlabel="annotator", ylabel="probability of preferring (0-1)", ylim=(0, 1),
            title="Fig 9 analog: preference for longer outputs and lists")
-    ax.legend(title="statistic", fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))  # beside the bars, not on them
+    ax.legend(title="statistic", fontsize="small", loc="upper left", bbox_to_anchor=(1.0, 1.0))  # beside the bars, not on them
     ax.tick_params(axis="x", rotation=70)
     fig.tight_layout()
     return fig
@@ -81,7 +82,7 @@ def length_follows_content(by_accuracy: pd.DataFrame, win: str, paper_win: float
                    label="real crowd's range ({:.2f}-{:.2f})".format(*CROWD_RANGES["p_longer"]))
         ax.plot(w[x], w["P(longer)"], "o-", label="writers of rising accuracy")
         for _, r in w.iterrows():
-            ax.annotate(f"accuracy {r['accuracy']:g}", (r[x], r["P(longer)"]), fontsize=7, xytext=(4, -10),
+            ax.annotate(f"accuracy {r['accuracy']:g}", (r[x], r["P(longer)"]), fontsize="small", xytext=(4, -10),
                         textcoords="offset points")
         ax.scatter([s[x]], [s["P(longer)"]], color="tab:red", zorder=3, label="SFT 10k")
         ax.axhline(0.5, color="grey", lw=0.8, ls=":")
@@ -90,8 +91,8 @@ def length_follows_content(by_accuracy: pd.DataFrame, win: str, paper_win: float
                                  label=f"the paper's SFT 10k vs Davinci003 ({paper_win:g} %)")
     axes[0].set(ylabel="P(people prefer the longer output)", title="The preference for length follows content")
     axes[1].set(title="... and the model's standing against the reference")
-    axes[0].legend(fontsize=8, loc="upper left")
-    axes[1].legend(handles=[paper_line], fontsize=8, loc="upper left")
+    axes[0].legend(fontsize="small", loc="upper left")
+    axes[1].legend(handles=[paper_line], fontsize="small", loc="upper left")
     fig.tight_layout()
     return fig
 
@@ -99,7 +100,7 @@ def length_follows_content(by_accuracy: pd.DataFrame, win: str, paper_win: float
 def battery_heatmap(fooled: pd.DataFrame):
     """The degenerate-output battery: percent of pairs on which each annotator chose the correct answer."""
     fig, ax = plt.subplots(figsize=(10, 6.5))
-    sns.heatmap(fooled, annot=True, fmt=".0f", cmap="RdYlGn", vmin=0, vmax=100, ax=ax, annot_kws={"fontsize": 7},
+    sns.heatmap(fooled, annot=True, fmt=".0f", cmap="RdYlGn", vmin=0, vmax=100, ax=ax, annot_kws={"fontsize": "x-small"},
                 cbar_kws={"label": "correct answer chosen (% of pairs)"})
     ax.set(xlabel="corruption of the correct answer", ylabel="annotator", title="Degenerate-output battery")
     ax.tick_params(axis="x", rotation=40)

@@ -13,6 +13,7 @@ import pandas as pd
 from farmlib.evaluation.length_controlled import length, length_controlled_win_rate
 from farmlib.paper import ANNOTATORS as PAPER_ANNOTATORS
 from farmlib.paper import LENGTHS_SIM, TABLE2
+from farmlib.plotting import label_points
 
 #: our row -> the paper's row in Table 7 (lengths) and Table 2 (win-rates)
 PAPER_LENGTH = {"base": "LLaMA 7B", "sft10k": "SFT 10K", "sft52k": "SFT 52K", "expert": "GPT-4"}
@@ -102,13 +103,14 @@ def board_figure(board: pd.DataFrame, annotators, unit: str = "chars"):
     for ax, a in zip(axes[0], annotators):
         ax.scatter(board["length"], board[f"raw {a}"], label="raw win-rate", zorder=3)
         ax.scatter(board["length"], board[f"LC {a}"], marker="x", label="length-controlled", zorder=3)
-        for name, r in board.iterrows():
+        for _, r in board.iterrows():
             ax.plot([r["length"]] * 2, [r[f"raw {a}"], r[f"LC {a}"]], color="gray", lw=0.8)
-            ax.annotate(name, (r["length"], r[f"raw {a}"]), fontsize=7, xytext=(3, 3), textcoords="offset points")
         ax.axhline(50, color="gray", ls=":", lw=1)
         ax.set(xlabel=f"average output length ({unit})", ylabel="win-rate vs reference (%)", title=f"judged by {a}")
-    axes[0][0].legend(fontsize=8)
+    axes[0][0].legend(fontsize="small")
     fig.tight_layout()
+    for ax, a in zip(axes[0], annotators):
+        label_points(ax, board["length"], board[f"raw {a}"], board.index)
     return fig
 
 
@@ -214,7 +216,7 @@ def style_figure(style: pd.DataFrame, annotators):
     ax.set(xlabel="method (each against the reference)", ylabel="P(choose the longer output), 0-1", ylim=(0, 1),
            title="How often the longer output is chosen, method against reference")
     plt.setp(ax.get_xticklabels(), rotation=45, ha="right")
-    ax.legend(fontsize=8, ncol=2)
+    ax.legend(fontsize="small", ncol=2)
     fig.tight_layout()
     return fig
 

@@ -233,11 +233,11 @@ def reward_figure(curve: pd.DataFrame, ppo: pd.DataFrame | None):
                 ax.plot(xs, [gao_value(fit, x) for x in xs], color=color, lw=1.2,
                         label=f"{GAO_FORMS[fit['form']]}: α={fit['alpha']:.2f}, β={fit['beta']:.2f}")
         for n, r in curve.iterrows():
-            ax.annotate(f"n={n}", (math.sqrt(r["KL bound"]), r[col] - curve[col].iloc[0]), fontsize=7,
+            ax.annotate(f"n={n}", (math.sqrt(r["KL bound"]), r[col] - curve[col].iloc[0]), fontsize="small",
                         xytext=(3, -9), textcoords="offset points")
         ax.axhline(0, color="gray", ls=":", lw=1)
         ax.set(xlabel="√KL to the SFT model (√nats)", ylabel=f"gain in mean {col} (reward units)", title=title)
-        ax.legend(fontsize=7)
+        ax.legend(fontsize="small")
     fig.tight_layout()
     return fig
 
@@ -251,14 +251,14 @@ def win_rate_figure(curve: pd.DataFrame, ppo: pd.DataFrame | None, annotators):
         ax.errorbar(curve["surrogate reward"], curve[f"win-rate {a}"], yerr=curve[f"se {a}"], marker="o", capsize=3,
                     label="best-of-n")
         for n, r in curve.iterrows():
-            ax.annotate(f"{n}", (r["surrogate reward"], r[f"win-rate {a}"]), fontsize=7, xytext=(3, 3),
+            ax.annotate(f"{n}", (r["surrogate reward"], r[f"win-rate {a}"]), fontsize="small", xytext=(3, 3),
                         textcoords="offset points")
         if ppo is not None:
             ax.errorbar(ppo["surrogate reward"], ppo[f"win-rate {a}"], yerr=ppo[f"se {a}"], marker="s", capsize=3,
                         label="PPO (by step)")
         ax.set(xlabel="mean surrogate reward (reward-model units)", ylabel="win-rate vs reference (%)",
                title=f"evaluated by {a}")
-        ax.legend(fontsize=8)
+        ax.legend(fontsize="small")
     fig.tight_layout()
     return fig
 

@@ -132,13 +132,13 @@ def ceilings_figure(oracle_curve: pd.DataFrame, sft_win_rate: float, ppo_win_rat
     ax.errorbar(oracle_curve["sqrt_kl"], oracle_curve["win_rate"], yerr=oracle_curve["se"], marker="o", capsize=3,
                 label="best-of-n picked by R*")
     for _, r in oracle_curve.iterrows():
-        ax.annotate(f"n={r['n']:.0f}", (r["sqrt_kl"], r["win_rate"]), fontsize=7, xytext=(3, -10),
+        ax.annotate(f"n={r['n']:.0f}", (r["sqrt_kl"], r["win_rate"]), fontsize="small", xytext=(3, -10),
                     textcoords="offset points")
     ax.axhline(sft_win_rate, color="gray", ls=":", label="SFT 10k")
     ax.axhline(ppo_win_rate, color="tab:red", ls="--", label="PPO on R*")
     ax.set(xlabel="√KL from the SFT policy (nats^½, best-of-n's bound)", ylabel="win-rate vs reference, people (%)",
            title="Ceilings: R* as the selector and as PPO's reward")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize="small")
     fig.tight_layout()
     return fig
 
@@ -163,7 +163,7 @@ def needed_accuracy_figure(oracle: pd.DataFrame, n_max: int, ours: tuple[float, 
         ax.axvline(100 * acc_needed, color="tab:green", lw=1, alpha=0.6)
     ax.set(xlabel="held-out accuracy against R* (%)", ylabel="win-rate vs reference, people (%)",
            title="What best-of-n needs from its reward model")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize="small")
     fig.tight_layout()
     return fig
 

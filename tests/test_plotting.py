@@ -1,0 +1,50 @@
+"""The book's figure helpers: point labels that clear one another."""
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.text import Text  # noqa: E402
+
+from farmlib import plotting  # noqa: E402
+
+# a leaderboard's methods under people and judges: nine within three points of one another
+XS = [25.0, 25.2, 25.5, 26.0, 28.0, 28.2, 28.5, 28.5, 32.8, 34.8, 8.8]
+YS = [28.5, 25.2, 25.8, 30.5, 29.0, 27.5, 27.0, 30.0, 35.8, 34.2, 5.2]
+NAMES = ["sft10k", "feedme", "rc", "sft52k", "dpo", "ppo", "quark", "kto", "best_of_n", "expert_iteration", "base"]
+
+
+def _layout():
+    plotting.theme()
+    fig, ax = plt.subplots(figsize=(5.5, 5))
+    ax.scatter(XS, YS)
+    fig.tight_layout()
+    texts = plotting.label_points(ax, XS, YS, NAMES)
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    boxes = [Text.get_window_extent(t, renderer) for t in texts]  # the text alone, not its leader line
+    plt.close(fig)
+    return texts, boxes
+
+
+def test_point_labels_clear_one_another_and_keep_their_points():
+    texts, boxes = _layout()
+    assert [t.get_text() for t in texts] == NAMES
+    assert [t.xy for t in texts] == list(zip(XS, YS))  # each label still points at its own point
+    crossing = [(NAMES[i], NAMES[j]) for i in range(len(boxes)) for j in range(i) if boxes[i].overlaps(boxes[j])]
+    assert not crossing, crossing
+    # written where they fall, the crowded ones would overlap: the layout moved some, with a line back to the point
+    assert any(t.arrow_patch is not None for t in texts)
+    assert texts[NAMES.index("base")].arrow_patch is None  # a label alone stays where it was written
+
+
+def test_point_labels_are_laid_out_the_same_every_time():
+    first = [(round(b.x0, 3), round(b.y0, 3)) for b in _layout()[1]]
+    assert first == [(round(b.x0, 3), round(b.y0, 3)) for b in _layout()[1]]
+
+
+def test_a_label_that_would_leave_the_axes_on_the_right_is_written_to_the_left_of_its_point():
+    texts, _ = _layout()
+    assert texts[NAMES.index("expert_iteration")].get_horizontalalignment() == "right"
+    assert texts[NAMES.index("base")].get_horizontalalignment() == "left"
