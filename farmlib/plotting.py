@@ -37,11 +37,12 @@ def _clear(box, placed, pad: float, sign: int) -> float:
 
 def label_points(ax, xs, ys, labels, fontsize="small", offset: tuple[float, float] = (4, 2),
                  pad: float = 1.0) -> list:
-    """Write ``labels[i]`` beside the point ``(xs[i], ys[i])`` of ``ax``: ``offset`` points to its upper right, or
-    to its upper left where the right would leave the axes. Then, from the lowest label up, move each one up or down,
-    whichever is shorter, until its box clears every label already placed (by ``pad`` pixels); a label moved from
-    its point gets a thin line back to it. Deterministic: the same points give the same layout. Call it once the
-    axes' limits are final. Returns the text objects, in the order of ``labels``."""
+    """Write ``labels[i]`` beside the point ``(xs[i], ys[i])`` of ``ax``, ``offset`` points to its upper right or
+    upper left. From the lowest point up, each label takes the side and the vertical move (up or down, from nothing)
+    that clears every label already placed (by ``pad`` pixels) with the least move, keeping inside the axes where it
+    can (the right side first, at equal moves). A label moved from its point gets a thin line back to it.
+    Deterministic: the same points give the same layout. Call it once the axes' limits and the figure's layout are
+    final. Returns the text objects, in the order of ``labels``."""
     fig = ax.figure
     points = list(zip(xs, ys, map(str, labels)))
 
@@ -53,29 +54,30 @@ def label_points(ax, xs, ys, labels, fontsize="small", offset: tuple[float, floa
 
     fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
-    right_edge = ax.get_window_extent(renderer).x1
-    texts, boxes, left = [], [], []
+    frame = ax.get_window_extent(renderer)
+    boxes = []  # per point: its label's box on the right and on the left
     for p in points:
-        t = write(*p)
-        box = t.get_window_extent(renderer)
-        flip = box.x1 > right_edge
-        if flip:
+        sides = []
+        for left in (False, True):
+            t = write(*p, left=left)
+            sides.append(t.get_window_extent(renderer))
             t.remove()
-            t = write(*p, left=True)
-            box = t.get_window_extent(renderer)
-        texts.append(t)
-        boxes.append(box)
-        left.append(flip)
-    shifts = [0.0] * len(points)
+        boxes.append(sides)
+
+    def inside(b):
+        return frame.x0 <= b.x0 and b.x1 <= frame.x1 and frame.y0 <= b.y0 and b.y1 <= frame.y1
+
+    choice = [(False, 0.0)] * len(points)
     placed = []
     for i in sorted(range(len(points)), key=lambda i: (points[i][1], points[i][0], points[i][2])):
-        up, down = _clear(boxes[i], placed, pad, 1), _clear(boxes[i], placed, pad, -1)
-        shifts[i] = up if up <= -down else down
-        placed.append(boxes[i].translated(0, shifts[i]))
-    out = []
-    for i, (t, p) in enumerate(zip(texts, points)):
-        if shifts[i]:
-            t.remove()
-            t = write(*p, left=left[i], shift_pt=shifts[i] * 72.0 / fig.dpi)
-        out.append(t)
-    return out
+        best = None
+        for left in (False, True):
+            box = boxes[i][left]
+            for d in (_clear(box, placed, pad, 1), _clear(box, placed, pad, -1)):
+                rank = (not inside(box.translated(0, d)), abs(d), left)
+                if best is None or rank < best[0]:
+                    best = (rank, left, d)
+        _, left, d = best
+        choice[i] = (left, d)
+        placed.append(boxes[i][left].translated(0, d))
+    return [write(*p, left=left, shift_pt=d * 72.0 / fig.dpi) for p, (left, d) in zip(points, choice)]
