@@ -234,7 +234,8 @@ def ppo_curves(hist, held, title: str = "PPO", window: int = 5):
         if col in held:
             ax.plot(held["step"], held[col], "o-", label="held-out prompts")
         ax.set(xlabel="PPO step", ylabel=ylabel, title=name)
-    axes[0].legend(fontsize="small")
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncol=3, fontsize="small",
+               frameon=False)  # below the panels, off their curves
     fig.suptitle(title)
     return fig
 

@@ -35,10 +35,10 @@ def cost_agreement(table: pd.DataFrame):
 
 def bias_variance(table: pd.DataFrame):
     """Fig 7's analog: each annotator's bias against its variance (both shares of labels, 0-1)."""
-    fig, ax = plt.subplots(figsize=(7, 4.5))
+    fig, ax = plt.subplots(figsize=(7.5, 5))
     for _, r in table.iterrows():
         ax.scatter(r["bias"], r["variance"], color=COLORS[r["kind"]], s=25 if r["kind"] == "pool member" else 60)
-    ax.set(xlabel="bias (share of pairs where the annotator's mode differs from the human majority)",
+    ax.set(xlabel="bias (share of pairs where the annotator's mode\ndiffers from the human majority)",
            ylabel="variance (share of draws that\ndiffer from the annotator's majority)",
            title="Fig 7 analog: bias vs variance")
     fig.tight_layout()
@@ -73,27 +73,26 @@ def style_bars(table: pd.DataFrame):
 
 def length_follows_content(by_accuracy: pd.DataFrame, win: str, paper_win: float):
     """P(people prefer the longer output) against the writers' mean quality and their win-rate, SFT 10k beside."""
-    fig, axes = plt.subplots(1, 2, figsize=(11, 3.8), sharey=True)
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.6), sharey=True)
     w = by_accuracy.dropna(subset=["accuracy"])
     s = by_accuracy[by_accuracy["accuracy"].isna()].iloc[0]
     for ax, x, xlabel in [(axes[0], "mean quality", "mean task quality of the outputs (R*'s quality, 0-1)"),
                           (axes[1], win, "people's win-rate against the reference (%)")]:
         ax.axhspan(*CROWD_RANGES["p_longer"], color="tab:green", alpha=0.15,
                    label="real crowd's range ({:.2f}-{:.2f})".format(*CROWD_RANGES["p_longer"]))
-        ax.plot(w[x], w["P(longer)"], "o-", label="writers of rising accuracy")
-        for _, r in w.iterrows():
-            ax.annotate(f"accuracy {r['accuracy']:g}", (r[x], r["P(longer)"]), fontsize="small", xytext=(4, -10),
-                        textcoords="offset points")
+        ax.plot(w[x], w["P(longer)"], "o-", label="writers, labelled by their accuracy")
         ax.scatter([s[x]], [s["P(longer)"]], color="tab:red", zorder=3, label="SFT 10k")
         ax.axhline(0.5, color="grey", lw=0.8, ls=":")
         ax.set(xlabel=xlabel)
     paper_line = axes[1].axvline(paper_win, color="tab:purple", ls="--", lw=1,
                                  label=f"the paper's SFT 10k vs Davinci003 ({paper_win:g} %)")
-    axes[0].set(ylabel="P(people prefer the longer output)", title="The preference for length follows content")
-    axes[1].set(title="... and the model's standing against the reference")
+    axes[0].set(ylabel="P(people prefer\nthe longer output)", title="Length is preferred as content rises")
+    axes[1].set(title="... and as the writer nears the reference")
     axes[0].legend(fontsize="small", loc="upper left")
     axes[1].legend(handles=[paper_line], fontsize="small", loc="upper left")
     fig.tight_layout()
+    for ax, x in ((axes[0], "mean quality"), (axes[1], win)):  # each writer's accuracy beside its point
+        label_points(ax, w[x], w["P(longer)"], [f"{a:g}" for a in w["accuracy"]], offset=(4, -12))
     return fig
 
 
@@ -103,6 +102,6 @@ def battery_heatmap(fooled: pd.DataFrame):
     sns.heatmap(fooled, annot=True, fmt=".0f", cmap="RdYlGn", vmin=0, vmax=100, ax=ax, annot_kws={"fontsize": "x-small"},
                 cbar_kws={"label": "correct answer chosen (% of pairs)"})
     ax.set(xlabel="corruption of the correct answer", ylabel="annotator", title="Degenerate-output battery")
-    ax.tick_params(axis="x", rotation=40)
+    ax.tick_params(axis="x", rotation=60)
     fig.tight_layout()
     return fig

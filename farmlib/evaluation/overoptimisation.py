@@ -217,7 +217,7 @@ def reward_figure(curve: pd.DataFrame, ppo: pd.DataFrame | None):
     import matplotlib.pyplot as plt
 
     fits = gao_fits(curve, ppo)
-    fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.5))
     series = [("best-of-n", curve, "KL bound", "o", "C0")]
     if ppo is not None:
         series.append(("PPO", ppo, "KL (held-out)", "s", "C1"))
@@ -237,7 +237,7 @@ def reward_figure(curve: pd.DataFrame, ppo: pd.DataFrame | None):
                         xytext=(3, -9), textcoords="offset points")
         ax.axhline(0, color="gray", ls=":", lw=1)
         ax.set(xlabel="√KL to the SFT model (√nats)", ylabel=f"gain in mean {col} (reward units)", title=title)
-        ax.legend(fontsize="small")
+        ax.legend(fontsize="small", loc="upper center", bbox_to_anchor=(0.5, -0.2), frameon=False)  # off the points
     fig.tight_layout()
     return fig
 

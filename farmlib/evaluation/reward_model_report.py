@@ -258,7 +258,7 @@ def head_curve_figure(curve: pd.DataFrame, head: pd.DataFrame, labels: str):
     _pairs_axis(ax)
     ax.set(xlabel=f"training pairs ({labels}'s labels)", ylabel="held-out accuracy against people (%)",
            title="Two reward models on the same pairs")
-    ax.legend(fontsize="small", loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, frameon=False)
+    ax.legend(fontsize="small", loc="upper center", bbox_to_anchor=(0.5, -0.2), frameon=False)
     fig.tight_layout()
     return fig
 
