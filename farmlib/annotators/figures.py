@@ -76,8 +76,8 @@ def length_follows_content(by_accuracy: pd.DataFrame, win: str, paper_win: float
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.6), sharey=True)
     w = by_accuracy.dropna(subset=["accuracy"])
     s = by_accuracy[by_accuracy["accuracy"].isna()].iloc[0]
-    for ax, x, xlabel in [(axes[0], "mean quality", "mean task quality of the outputs (R*'s quality, 0-1)"),
-                          (axes[1], win, "people's win-rate against the reference (%)")]:
+    for ax, x, xlabel in [(axes[0], "mean quality", "mean task quality (R*'s, 0-1)"),
+                          (axes[1], win, "people's win-rate vs the reference (%)")]:
         ax.axhspan(*CROWD_RANGES["p_longer"], color="tab:green", alpha=0.15,
                    label="real crowd's range ({:.2f}-{:.2f})".format(*CROWD_RANGES["p_longer"]))
         ax.plot(w[x], w["P(longer)"], "o-", label="writers, labelled by their accuracy")
@@ -102,6 +102,6 @@ def battery_heatmap(fooled: pd.DataFrame):
     sns.heatmap(fooled, annot=True, fmt=".0f", cmap="RdYlGn", vmin=0, vmax=100, ax=ax, annot_kws={"fontsize": "x-small"},
                 cbar_kws={"label": "correct answer chosen (% of pairs)"})
     ax.set(xlabel="corruption of the correct answer", ylabel="annotator", title="Degenerate-output battery")
-    ax.tick_params(axis="x", rotation=60)
+    ax.tick_params(axis="x", rotation=60, labelsize="small")
     fig.tight_layout()
     return fig

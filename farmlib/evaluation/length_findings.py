@@ -216,7 +216,7 @@ def style_figure(style: pd.DataFrame, annotators):
     ax.set(xlabel="method (each against the reference)", ylabel="P(choose the longer output), 0-1", ylim=(0, 1),
            title="How often the longer output is chosen, method against reference")
     plt.setp(ax.get_xticklabels(), rotation=45, ha="right")
-    ax.legend(fontsize="small", ncol=2)
+    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.0, 1.0))  # beside the bars, not on them
     fig.tight_layout()
     return fig
 

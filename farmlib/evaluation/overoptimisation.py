@@ -237,7 +237,7 @@ def reward_figure(curve: pd.DataFrame, ppo: pd.DataFrame | None):
                         xytext=(3, -9), textcoords="offset points")
         ax.axhline(0, color="gray", ls=":", lw=1)
         ax.set(xlabel="√KL to the SFT model (√nats)", ylabel=f"gain in mean {col} (reward units)", title=title)
-        ax.legend(fontsize="small", loc="upper center", bbox_to_anchor=(0.5, -0.2), frameon=False)  # off the points
+        ax.legend(fontsize="small", loc="upper center", bbox_to_anchor=(0.5, -0.3), frameon=False)  # off the points
     fig.tight_layout()
     return fig
 
