@@ -6,7 +6,7 @@ page's content column.
 PAGE is a path under the build (``book/course.html``, ``book/chapters/04_annotators.html``). Needs Chromium
 (Debian: ``apt-get install chromium``); runs offline on the built files. For each page it writes
 ``OUT/<page>.png`` (the whole page, up to ``--max-height`` pixels) and prints one line per element wider than the
-content column, or ``ok``, and each figure shown at less than ``SHRINK`` of the width it was drawn at (its text
+content column, or ``ok``, and each figure shown at less than ``SHRINK`` (60 %) of the width it was drawn at (its text
 shrinks with it). Exit code 1 when any element is too wide.
 
 How it measures: a copy of the page with a small script added is loaded headless with ``--dump-dom``; the script
@@ -31,8 +31,8 @@ COLUMN = ["article.bd-article", "main .bd-article", "#main-content", "main", "bo
 # (code cells are left out: their lines are as long as the code's style allows, and scroll by design)
 CHECKED = "table, img, figure, .cell_output > *, .cell_output pre, mjx-container[display='true']"
 #: a figure shown at less than this share of the width it was drawn at is listed: its text shrinks with it
-#: (farmlib.plotting.FONT_SCALE draws the book's text large enough for figures down to about 0.65)
-SHRINK = 0.65
+#: (farmlib.plotting.FONT_SCALE draws the book's text large enough for figures shown down to about 0.6)
+SHRINK = 0.6
 
 MEASURE = """
 <script>
