@@ -205,7 +205,7 @@ def style_figure(style: pd.DataFrame, annotators):
     """How often each annotator chooses the longer output, method against reference, beside the paper's values."""
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(10, 3.8))
+    fig, ax = plt.subplots(figsize=(10, 4.8))
     bars = style[[f"P(longer) {a}" for a in annotators]].astype(float).rename(columns=lambda c: c.split(" ", 1)[1])
     bars.plot.bar(ax=ax, width=0.75)
     ax.axhline(0.5, color="gray", ls=":", lw=1)
