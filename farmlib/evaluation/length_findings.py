@@ -213,7 +213,7 @@ def style_figure(style: pd.DataFrame, annotators):
         v = PAPER_ANNOTATORS.get(a, {}).get("p_longer")
         if v is not None:
             ax.axhline(v[0] if isinstance(v, tuple) else v, color="black", ls=ls, lw=1, label=f"paper, {a}")
-    ax.set(xlabel="method (each against the reference)", ylabel="P(choose the longer output), 0-1", ylim=(0, 1),
+    ax.set(xlabel="method (each against the reference)", ylabel="P(the longer is chosen), 0-1", ylim=(0, 1),
            title="How often the longer output is chosen, method against reference")
     plt.setp(ax.get_xticklabels(), rotation=45, ha="right")
     ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.0, 1.0))  # beside the bars, not on them
