@@ -4,9 +4,9 @@ The book's text column is about 7.5 inches wide (752 px at 100 dpi), and many fi
 panels side by side, up to 11 inches), so the browser shrinks them to the column and their text with them: a
 label drawn at 8 points reads at 5 to 6. :func:`theme` draws every figure's text larger than seaborn's notebook
 default, and a label's size is given relative to it (``"small"``, ``"x-small"``), never in points, so that it
-scales with the theme. :func:`label_points` names the points of a scatter plot, moving each name up until it
-clears the names already placed: the methods of a leaderboard bunch within a few points of each other, and names
-written at their points overlap into an unreadable block.
+scales with the theme. :func:`label_points` names the points of a scatter plot, moving each name until it
+clears the names already placed and every point's dot: the methods of a leaderboard bunch within a few points of
+each other, and names written at their points overlap into an unreadable block.
 """
 
 from __future__ import annotations
@@ -36,13 +36,17 @@ def _clear(box, placed, pad: float, sign: int) -> float:
 
 
 def label_points(ax, xs, ys, labels, fontsize="small", offset: tuple[float, float] = (4, 2),
-                 pad: float = 1.0) -> list:
+                 pad: float = 1.0, marker: float = 3.0, avoid=()) -> list:
     """Write ``labels[i]`` beside the point ``(xs[i], ys[i])`` of ``ax``, ``offset`` points to its upper right or
     upper left. From the lowest point up, each label takes the side and the vertical move (up or down, from nothing)
-    that clears every label already placed (by ``pad`` pixels) with the least move, keeping inside the axes where it
-    can (the right side first, at equal moves). A label moved from its point gets a thin line back to it.
+    that clears every label already placed and every point's dot (a square ``marker`` points from its centre) by
+    ``pad`` pixels with the least move, sticking out of the axes as little as it can (the right side first, at equal moves).
+    ``avoid``: more points ``(x, y)`` whose dots no label may cover (another series drawn on the same axes).
+    A label moved from its point gets a thin line back to it.
     Deterministic: the same points give the same layout. Call it once the axes' limits and the figure's layout are
     final. Returns the text objects, in the order of ``labels``."""
+    from matplotlib.transforms import Bbox
+
     fig = ax.figure
     points = list(zip(xs, ys, map(str, labels)))
 
@@ -64,17 +68,20 @@ def label_points(ax, xs, ys, labels, fontsize="small", offset: tuple[float, floa
             t.remove()
         boxes.append(sides)
 
-    def inside(b):
-        return frame.x0 <= b.x0 and b.x1 <= frame.x1 and frame.y0 <= b.y0 and b.y1 <= frame.y1
+    def outside(b):  # pixels the box sticks out of the axes, all four sides together
+        return (max(0.0, frame.x0 - b.x0) + max(0.0, b.x1 - frame.x1) + max(0.0, frame.y0 - b.y0)
+                + max(0.0, b.y1 - frame.y1))
 
+    r = marker * fig.dpi / 72.0
+    dots = [Bbox.from_extents(u - r, v - r, u + r, v + r) for u, v in ax.transData.transform([p[:2] for p in points] + list(avoid))]
     choice = [(False, 0.0)] * len(points)
-    placed = []
+    placed = list(dots) if marker else []
     for i in sorted(range(len(points)), key=lambda i: (points[i][1], points[i][0], points[i][2])):
         best = None
         for left in (False, True):
             box = boxes[i][left]
             for d in (_clear(box, placed, pad, 1), _clear(box, placed, pad, -1)):
-                rank = (not inside(box.translated(0, d)), abs(d), left)
+                rank = (round(outside(box.translated(0, d))), abs(d), left)
                 if best is None or rank < best[0]:
                     best = (rank, left, d)
         _, left, d = best

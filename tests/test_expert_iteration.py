@@ -33,7 +33,7 @@ def test_round_sentence_says_when_later_rounds_add_nothing_or_lose():
 def test_round_table_has_a_row_per_round_and_the_paired_difference():
     table = report.round_table([_row(1, 32.0, 4.8, 1.6, 0.55), _row(2, 34.2, 7.0, 1.6, 0.74)])
     assert list(table.index) == ["round 1", "round 2"]
-    assert table.loc["round 2", "people (vs SFT 10k)"] == "34.2 (+7.0 ± 1.6)"
+    assert table.loc["round 2", "people (vs SFT 10k)"] == "34.2 (+7.0\u00a0±\u00a01.6)"
     assert table.loc["round 1", "winners' R*"] == 0.55
 
 

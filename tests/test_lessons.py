@@ -118,7 +118,7 @@ def test_evaluation_table_has_both_rows_and_the_paper(monkeypatch):
     farm.is_farmworld = False  # no R* breakdown needed for the table's defect columns
     table, examples = lessons.evaluation(farm, _outs("sft10k", "short"), _outs("ppo", "longer one"), "ppo", "PPO", k=2)
     assert list(table.index) == ["sft10k", "ppo"]
-    assert table.loc["ppo", "win-rate (human)"] == "45.0 ± 2.0"
+    assert table.loc["ppo", "win-rate (human)"] == "45.0\u00a0±\u00a02.0"
     assert table.loc["ppo", "paper (sim / human)"] == "46.8 / 55.1"
     assert isinstance(examples, pd.DataFrame) and len(examples) == 2 and set(examples.columns) >= {"sft10k", "ppo"}
 
@@ -310,8 +310,8 @@ def test_seen_and_new_halves_table_and_sentence():
         return {"seen": [True] * 100 + [False] * 100, "hits": {"before any label": before, "trained": after}}
 
     same = result(1, 0)
-    assert report.seen_table(same).loc["trained", report.SEEN] == "71.0 ± 4.5 % (100)"
-    assert report.seen_table(same).loc["before any label", report.NEW] == "60.0 ± 4.9 % (100)"
+    assert report.seen_table(same).loc["trained", report.SEEN] == "71.0\u00a0±\u00a04.5 % (100)"
+    assert report.seen_table(same).loc["before any label", report.NEW] == "60.0\u00a0±\u00a04.9 % (100)"
     s = report.seen_sentence(same)
     assert s.startswith("100 of the 200 held-out pairs") and "ranks 70.0 % of them as the people do and 60.0 % of the others" in s
     assert "first half by +1.0 points and the second by +0.0" in s and "did not teach" in s and "the easier ones" in s

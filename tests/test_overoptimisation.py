@@ -48,7 +48,7 @@ def test_reward_sentence_fall_and_ppo():
 def test_shown_fits_one_column_per_quantity():
     t = O.shown(_curve([40.0, 60.0, 45.0]), "KL bound", ["human"])
     assert list(t.columns) == ["KL bound", "surrogate reward", "true reward R*", "length (chars)", "win-rate human (%)"]
-    assert t.loc[2, "win-rate human (%)"] == "60.0 ± 2.0"
+    assert t.loc[2, "win-rate human (%)"] == "60.0\u00a0±\u00a02.0"
 
 
 @pytest.mark.parametrize("form, alpha, beta, peak", [
@@ -85,7 +85,9 @@ def test_gao_fits_sentence_and_figure():
     assert fits[("best-of-n", "surrogate reward")]["peak_d"] is None  # a straight line in d
     s = O.gao_sentence(fits)
     assert "For best-of-n, R*'s gain fits d (α − β d) with α = 0.80, β = 0.20, highest at √KL = 2.00" in s
-    assert "the surrogate's fit has no turn down" in s and "For PPO, R*'s gain fits d (α − β log d)" in s
+    assert "the surrogate's fit: no turn down (β ≤ 0)" in s and "For PPO, R*'s gain fits d (α − β log d)" in s
+    far = {("best-of-n", "true reward R*"): {**fits[("best-of-n", "true reward R*")], "peak_d": 47.13}}
+    assert "no turn down within the run (the fitted peak, √KL = 47.13, lies past its last √KL, 2.00)" in O.gao_sentence(far)
     assert O.gao_sentence({}) == ""
     fig = O.reward_figure(bon, ppo)
     assert fig.axes[0].get_xlabel().startswith("√KL") and len(fig.axes[1].lines) >= 3  # two fits and the zero line

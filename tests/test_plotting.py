@@ -6,6 +6,7 @@ matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.text import Text  # noqa: E402
+from matplotlib.transforms import Bbox  # noqa: E402
 
 from farmlib import plotting  # noqa: E402
 
@@ -37,6 +38,28 @@ def test_point_labels_clear_one_another_and_keep_their_points():
     assert texts[NAMES.index("base")].arrow_patch is None  # a label alone stays where it was written
 
 
+def test_point_labels_leave_every_dot_visible():
+    plotting.theme()
+    fig, ax = plt.subplots(figsize=(5.5, 5))
+    ax.scatter(XS, YS)
+    fig.tight_layout()
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    r = 3.0 * fig.dpi / 72  # the helper's default dot: 3 points from the centre
+    dots = [Bbox.from_extents(u - r, v - r, u + r, v + r) for u, v in ax.transData.transform(list(zip(XS, YS)))]
+    naive = [ax.annotate(n, (x, y), xytext=(4, 2), textcoords="offset points", fontsize="small")
+             for n, x, y in zip(NAMES, XS, YS)]
+    fig.canvas.draw()
+    assert any(t.get_window_extent(renderer).overlaps(d) for t in naive for d in dots)  # written in place, some cover a dot
+    for t in naive:
+        t.remove()
+    texts = plotting.label_points(ax, XS, YS, NAMES)
+    fig.canvas.draw()
+    covered = [(t.get_text(), i) for t in texts for i, d in enumerate(dots) if Text.get_window_extent(t, renderer).overlaps(d)]
+    plt.close(fig)
+    assert not covered, covered
+
+
 def test_labels_of_points_that_coincide_are_stacked_with_lines_back_to_them():
     fig, ax = plt.subplots(figsize=(5, 4))
     xs, ys = [1.0, 1.0, 1.0, 1.01, 2.0], [1.0, 1.0, 1.0, 1.01, 2.0]
@@ -65,3 +88,12 @@ def test_a_label_that_would_leave_the_axes_on_the_right_is_written_to_the_left_o
     texts, _ = _layout()
     assert texts[NAMES.index("expert_iteration")].get_horizontalalignment() == "right"
     assert texts[NAMES.index("base")].get_horizontalalignment() == "left"
+
+
+def test_a_label_in_the_top_right_corner_is_written_to_the_left_of_its_point():
+    # neither side keeps it inside the axes (it sticks out at the top either way): the side that sticks out less wins
+    fig, ax = plt.subplots(figsize=(4, 3))
+    ax.set(xlim=(0, 10), ylim=(0, 10))
+    (text,) = plotting.label_points(ax, [9.8], [9.9], ["expert"])
+    plt.close(fig)
+    assert text.get_horizontalalignment() == "right"

@@ -73,4 +73,4 @@ def test_sentence_says_whose_gain_it_is():
 
 def test_shown_table_gives_each_number_its_error():
     t = E.shown([_row("ensemble: mean", 6.25, [1.0])])
-    assert t.loc["ensemble: mean"].tolist() == ["36.2 ± 2.0", "+6.2 ± 1.5", "0.30"]
+    assert t.loc["ensemble: mean"].tolist() == ["36.2\u00a0±\u00a02.0", "+6.2\u00a0±\u00a01.5", "0.30"]

@@ -10,7 +10,7 @@ import pytest
 from farmlib.cli import main
 from farmlib.data import DataFormatError
 from farmlib.evaluation.paired import paired_difference
-from farmlib.evaluation.win_rate import leaderboard_from_files, preference_score, win_rate
+from farmlib.evaluation.win_rate import leaderboard_from_files, plus_minus, preference_score, win_rate
 
 
 def test_ties_count_half_and_nulls_are_left_out():
@@ -27,6 +27,12 @@ def test_ties_count_half_and_nulls_are_left_out():
 def _ann(prefs, gen="m", out2="abcd"):
     return [{"instruction": f"q{i}", "output_1": "x", "output_2": out2, "generator_1": "ref", "generator_2": gen,
              "preference": p} for i, p in enumerate(prefs)]
+
+
+def test_a_table_cell_never_breaks_inside_a_number_and_its_error():
+    assert plus_minus(28.46, 2.25) == "28.5\u00a0±\u00a02.2"  # rounds like the prose (half to even at .x5)
+    assert plus_minus(3.0, 1.5, sign=True) == "+3.0\u00a0±\u00a01.5" and plus_minus(-0.3, 0.07, 2, True) == "-0.30\u00a0±\u00a00.07"
+    assert " " not in plus_minus(-12.0, 3.0, sign=True)  # no breaking space: a narrow column wraps between cells
 
 
 def test_leaderboard_on_hand_made_file(tmp_path):

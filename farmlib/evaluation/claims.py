@@ -18,6 +18,7 @@ from pathlib import Path
 
 from farmlib.artifacts import read_json
 from farmlib.evaluation.intervals import straddles
+from farmlib.evaluation.win_rate import plus_minus
 from farmlib.paper import ANNOTATORS, END_TO_END, TABLE2
 
 #: The metrics files the claims are read from, and the chapter that writes each.
@@ -182,7 +183,7 @@ def method_rows(m: dict[str, dict]) -> list[dict]:
         target = TARGETS[method]
         v = _versus(m, method)
         ours = ("not on the leaderboard" if v is None else
-                f"{v[0]:+.1f} ± {v[1]:.1f}" + (" over its seeds" if v[2] == "seeds" else ""))
+                plus_minus(v[0], v[1], sign=True) + (" over its seeds" if v[2] == "seeds" else ""))
         paper_text = f"{paper[method]:+.1f}" if method in paper else \
             f"{TABLE2['DPO'][0] - TABLE2['SFT 10k'][0]:+.1f} (simulator only)"
         star = true_reward[method]
@@ -231,7 +232,7 @@ def reward_rows(m: dict[str, dict]) -> list[dict]:
     n_last = m["overoptimisation"]["n"][-1]
     rows.append(_row("over-optimisation", "with the noisy pool's labels, best-of-n peaks and falls",
                      "falls (Fig. 5)", f"a fall beyond twice its standard error by n = {n_last}",
-                     f"peak {v['peak']:.1f} % at n = {v['peak_n']}, fall {v['drop']:.1f} ± {v['se_drop']:.1f}",
+                     f"peak {v['peak']:.1f} % at n = {v['peak_n']}, fall {plus_minus(v['drop'], v['se_drop'])}",
                      bool(v["significant_fall"]), "16", key="overoptimisation"))
     single = next((r for r in m["label_noise"]["variants"] if r["labels"] == "single judge"), None)
     if single is not None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pandas as pd
 
 from farmlib.evaluation.paired import instruction_scores, paired_difference, verdict
+from farmlib.evaluation.win_rate import plus_minus
 
 
 def round_rows(farm, history: list[dict], sft_outs: list[dict], run: str) -> list[dict]:
@@ -49,7 +50,7 @@ def round_table(rows: list[dict]) -> pd.DataFrame:
         if "winners' R*" in r:
             s |= {"winners' R*": r["winners' R*"], "eval R*": r["eval R*"]}
         for a in [k[len("win_rate_"):] for k in r if k.startswith("win_rate_")]:
-            s[f"{_WHO.get(a, a)} (vs SFT 10k)"] = f"{r[f'win_rate_{a}']:.1f} ({r[f'd_{a}']:+.1f} ± {r[f'se_{a}']:.1f})"
+            s[f"{_WHO.get(a, a)} (vs SFT 10k)"] = f"{r[f'win_rate_{a}']:.1f} ({plus_minus(r[f'd_{a}'], r[f'se_{a}'], sign=True)})"
         shown.append(pd.Series(s, name=f"round {r['round']}"))
     return pd.DataFrame(shown)
 

@@ -16,6 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from farmlib.evaluation.paired import instruction_scores, paired_difference
+from farmlib.evaluation.win_rate import plus_minus
 from farmlib.methods import BASELINES, CONFIGS, METHODS, outputs, policy
 from farmlib.progress import progress
 
@@ -192,7 +193,7 @@ def compare(farm, named_outputs: dict[str, list[dict]], annotators: tuple[str, .
         row = {"model": name}
         for a in annotators:
             wr, _ = farm.evaluate(outs, a)
-            row[f"win-rate ({a})"] = f"{wr.win_rate:.1f} ± {wr.standard_error:.1f}"
+            row[f"win-rate ({a})"] = plus_minus(wr.win_rate, wr.standard_error)
         row["avg length (chars)"] = round(sum(len(o["output"]) for o in outs) / len(outs))
         for k, v in defect_rates(farm, outs).items():  # degenerate text shows here (FarmWorld only)
             row[k.replace("_rate", "") + " %"] = round(100 * v)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import pandas as pd
 
 from farmlib.evaluation.length_controlled import length, length_controlled_win_rate
+from farmlib.evaluation.win_rate import plus_minus
 from farmlib.paper import ANNOTATORS as PAPER_ANNOTATORS
 from farmlib.paper import LENGTHS_SIM, TABLE2
 from farmlib.plotting import label_points
@@ -54,9 +55,8 @@ def board_table(farm, names: list[str], annotators, unit: str = "chars"):
 def board_shown(board: pd.DataFrame, annotators, unit: str = "chars"):
     """The board as shown: means ± standard errors, one column per annotator and kind under the annotator's name,
     so the headers are short and the table fits the page."""
-    pm = lambda m, s: f"{m:.1f} ± {s:.1f}"  # noqa: E731
     cols = {("", f"length ({unit})"): board["length"].round(0).astype(int),
-            **{(a, kind): [pm(m, s) for m, s in zip(board[f"{kind} {a}"], board[f"{kind} se {a}"])]
+            **{(a, kind): [plus_minus(m, s) for m, s in zip(board[f"{kind} {a}"], board[f"{kind} se {a}"])]
                for a in annotators for kind in ("raw", "LC")},
             ("paper", "length"): board["paper length"], ("paper", "sim"): board["paper sim"]}
     shown = pd.DataFrame(cols, index=board.index)
@@ -110,7 +110,7 @@ def board_figure(board: pd.DataFrame, annotators, unit: str = "chars"):
     axes[0][0].legend(fontsize="small")
     fig.tight_layout()
     for ax, a in zip(axes[0], annotators):
-        label_points(ax, board["length"], board[f"raw {a}"], board.index)
+        label_points(ax, board["length"], board[f"raw {a}"], board.index, avoid=zip(board["length"], board[f"LC {a}"]))
     return fig
 
 

@@ -12,6 +12,8 @@ import math
 import pandas as pd
 
 from farmlib.evaluation.paired import instruction_scores, paired_difference
+from farmlib.evaluation.win_rate import plus_minus
+from farmlib.plotting import label_points
 
 
 def mean_se(xs) -> tuple[float, float]:
@@ -73,7 +75,7 @@ def ppo_curve(farm, ppo_path: str, rm_path: str, n_prompts: int, reference: list
 
 def shown(table: pd.DataFrame, kl: str, annotators) -> pd.DataFrame:
     """Means ± standard errors, one column per quantity (fits the page)."""
-    pm = lambda m, s, d=2: [f"{a:.{d}f} ± {b:.{d}f}" for a, b in zip(table[m], table[s])]  # noqa: E731
+    pm = lambda m, s, d=2: [plus_minus(a, b, d) for a, b in zip(table[m], table[s])]  # noqa: E731
     return pd.DataFrame({kl: table[kl].round(2), "surrogate reward": pm("surrogate reward", "se surrogate"),
                          "true reward R*": pm("true reward R*", "se R*"), "length (chars)": table["length"].round(0),
                          **{f"win-rate {a} (%)": pm(f"win-rate {a}", f"se {a}", 1) for a in annotators}},
@@ -146,7 +148,7 @@ GAO_FORMS = {"best_of_n": "d (α − β d)", "rl": "d (α − β log d)"}
 def gao_fit(d, gain, form: str) -> dict | None:
     """Least-squares ``α, β`` of :data:`GAO_FORMS` ``[form]`` through the origin (no gain at d = 0), over the points
     with d > 0 and a finite gain; None with fewer than two. ``peak_d``: where the fitted gain is highest (None when
-    it still rises: β ≤ 0)."""
+    it still rises: β ≤ 0); ``d_max``: the largest d fitted (a peak past it is the form's extrapolation)."""
     if form not in GAO_FORMS:
         raise ValueError(f"form is {form!r}; choose from {', '.join(GAO_FORMS)}")
     pts = [(x, y) for x, y in zip(d, gain) if x > 0 and math.isfinite(x) and math.isfinite(y)]
@@ -165,7 +167,8 @@ def gao_fit(d, gain, form: str) -> dict | None:
     peak = None
     if beta > 0:
         peak = alpha / (2 * beta) if form == "best_of_n" else math.exp(alpha / beta - 1)
-    return {"form": form, "alpha": alpha, "beta": beta, "peak_d": peak, "points": len(pts)}
+    return {"form": form, "alpha": alpha, "beta": beta, "peak_d": peak, "points": len(pts),
+            "d_max": max(x for x, _ in pts)}
 
 
 def gao_value(fit: dict, d: float) -> float:
@@ -189,6 +192,17 @@ def gao_fits(curve: pd.DataFrame, ppo: pd.DataFrame | None) -> dict:
     return out
 
 
+def _peak_words(fit: dict) -> str:
+    """Where a fit turns down, said against the range it was fitted on: a peak past the last point measured is the
+    form's extrapolation, not something the run saw."""
+    peak = fit["peak_d"]
+    if not peak:
+        return "no turn down (β ≤ 0)"
+    if peak > fit.get("d_max", math.inf):
+        return f"no turn down within the run (the fitted peak, √KL = {peak:.2f}, lies past its last √KL, {fit['d_max']:.2f})"
+    return f"highest at √KL = {peak:.2f} (KL = {peak ** 2:.1f} nats)"
+
+
 def gao_sentence(fits: dict) -> str:
     """:func:`gao_fits` read aloud: each fit's α and β, and where the truth's fitted gain peaks against the proxy's."""
     parts = []
@@ -198,11 +212,9 @@ def gao_sentence(fits: dict) -> str:
             continue
         form = GAO_FORMS[true["form"]]
         s = f"For {method}, R*'s gain fits {form} with α = {true['alpha']:.2f}, β = {true['beta']:.2f}"
-        s += (f", highest at √KL = {true['peak_d']:.2f} (KL = {true['peak_d'] ** 2:.1f} nats)" if true["peak_d"]
-              else ", with no turn down (β ≤ 0)")
+        s += f", {_peak_words(true)}"
         if sur is not None:
-            s += (f"; the surrogate's fit peaks at √KL = {sur['peak_d']:.2f}" if sur["peak_d"]
-                  else "; the surrogate's fit has no turn down")
+            s += f"; the surrogate's fit: {_peak_words(sur)}"
         parts.append(s + ".")
     if not parts:
         return ""
@@ -217,28 +229,30 @@ def reward_figure(curve: pd.DataFrame, ppo: pd.DataFrame | None):
     import matplotlib.pyplot as plt
 
     fits = gao_fits(curve, ppo)
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.5))
+    fig, axes = plt.subplots(1, 2, figsize=(11, 5))
     series = [("best-of-n", curve, "KL bound", "o", "C0")]
     if ppo is not None:
         series.append(("PPO", ppo, "KL (held-out)", "s", "C1"))
-    for ax, col, se, title in ((axes[0], "surrogate reward", "se surrogate", "what the method optimises"),
-                               (axes[1], "true reward R*", "se R*", "what people want")):
+    points = {}  # (panel, method) -> the (d, gain) it draws: best-of-n's are named by n, PPO's kept clear
+    for ax, col, se, title in ((axes[0], "surrogate reward", "se surrogate", "the surrogate: what is optimised"),
+                               (axes[1], "true reward R*", "se R*", "R*: what people want")):
         for method, table, kl, marker, color in series:
             d = [math.sqrt(max(k, 0.0)) for k in table[kl]]
             gain = [v - table[col].iloc[0] for v in table[col]]
+            points[(ax, method)] = list(zip(d, gain))
             ax.errorbar(d, gain, yerr=table[se], marker=marker, capsize=3, ls="none", color=color, label=method)
             fit = fits.get((method, col))
             if fit is not None:
                 xs = [max(d) * i / 50 for i in range(51)]
                 ax.plot(xs, [gao_value(fit, x) for x in xs], color=color, lw=1.2,
                         label=f"{GAO_FORMS[fit['form']]}: α={fit['alpha']:.2f}, β={fit['beta']:.2f}")
-        for n, r in curve.iterrows():
-            ax.annotate(f"n={n}", (math.sqrt(r["KL bound"]), r[col] - curve[col].iloc[0]), fontsize="small",
-                        xytext=(3, -9), textcoords="offset points")
         ax.axhline(0, color="gray", ls=":", lw=1)
-        ax.set(xlabel="√KL to the SFT model (√nats)", ylabel=f"gain in mean {col} (reward units)", title=title)
-        ax.legend(fontsize="small", loc="upper center", bbox_to_anchor=(0.5, -0.3), frameon=False)  # off the points
+        ax.set(xlabel="√KL to the SFT model (√nats)", ylabel="gain over the start (reward units)", title=title)
+        ax.legend(fontsize="small", loc="upper center", bbox_to_anchor=(0.5, -0.2), frameon=False, ncol=2)  # off the points
     fig.tight_layout()
+    for ax in axes:
+        d, gain = zip(*points[(ax, "best-of-n")])
+        label_points(ax, d, gain, [f"n={n}" for n in curve.index], avoid=points.get((ax, "PPO"), ()))
     return fig
 
 
@@ -250,9 +264,6 @@ def win_rate_figure(curve: pd.DataFrame, ppo: pd.DataFrame | None, annotators):
     for ax, a in zip(axes[0], annotators):
         ax.errorbar(curve["surrogate reward"], curve[f"win-rate {a}"], yerr=curve[f"se {a}"], marker="o", capsize=3,
                     label="best-of-n")
-        for n, r in curve.iterrows():
-            ax.annotate(f"{n}", (r["surrogate reward"], r[f"win-rate {a}"]), fontsize="small", xytext=(3, 3),
-                        textcoords="offset points")
         if ppo is not None:
             ax.errorbar(ppo["surrogate reward"], ppo[f"win-rate {a}"], yerr=ppo[f"se {a}"], marker="s", capsize=3,
                         label="PPO (by step)")
@@ -260,6 +271,9 @@ def win_rate_figure(curve: pd.DataFrame, ppo: pd.DataFrame | None, annotators):
                title=f"evaluated by {a}")
         ax.legend(fontsize="small")
     fig.tight_layout()
+    for ax, a in zip(axes[0], annotators):  # best-of-n's points named by n, clear of PPO's
+        label_points(ax, curve["surrogate reward"], curve[f"win-rate {a}"], [str(n) for n in curve.index],
+                     avoid=[] if ppo is None else list(zip(ppo["surrogate reward"], ppo[f"win-rate {a}"])))
     return fig
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from farmlib.evaluation.win_rate import plus_minus
 from farmlib.methods.reward_model import pairs_for_accuracy
 
 
@@ -326,7 +327,7 @@ def seen_table(result: dict) -> pd.DataFrame:
     """:func:`seen_and_new`'s accuracies as ``accuracy ± se % (pairs)``, one row per model, one column per half."""
     def cell(x: np.ndarray) -> str:
         a = x.mean() if len(x) else float("nan")
-        return f"{100 * a:.1f} ± {100 * np.sqrt(a * (1 - a) / max(len(x), 1)):.1f} % ({len(x)})"
+        return f"{plus_minus(100 * a, 100 * np.sqrt(a * (1 - a) / max(len(x), 1)))} % ({len(x)})"
     return pd.DataFrame({m: {h: cell(x) for h, x in _halves(result, m).items()} for m in result["hits"]}).T
 
 

@@ -34,6 +34,12 @@ class WinRate:
         return asdict(self)
 
 
+def plus_minus(mean: float, se: float, digits: int = 1, sign: bool = False) -> str:
+    """``mean ± se`` for a table cell, joined by non-breaking spaces: a narrow column wraps between cells, never
+    inside a number and its error. ``sign`` writes the mean's sign (``+2.0 ± 1.5``) for a difference."""
+    return f"{mean:{'+' if sign else ''}.{digits}f}\u00a0±\u00a0{se:.{digits}f}"
+
+
 def preference_score(pref) -> float | None:
     """How much ``output_2`` won: 1, 0 or 0.5 for a tie; None for a missing annotation."""
     if pref is None or (isinstance(pref, float) and math.isnan(pref)):

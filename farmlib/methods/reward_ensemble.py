@@ -168,6 +168,8 @@ def shown(rows: list[dict]):
     """The table as the chapter shows it: one row per selector, each number with its standard error."""
     import pandas as pd
 
-    return pd.DataFrame([{"selector of the best": r["selector"], "people": f"{r['win-rate']:.1f} ± {r['se']:.1f}",
-                          "vs SFT 10k (paired)": f"{r['vs SFT 10k']:+.1f} ± {r['paired se']:.1f}",
+    from farmlib.evaluation.win_rate import plus_minus
+
+    return pd.DataFrame([{"selector of the best": r["selector"], "people": plus_minus(r["win-rate"], r["se"]),
+                          "vs SFT 10k (paired)": plus_minus(r["vs SFT 10k"], r["paired se"], sign=True),
                           "mean R*": f"{r['mean R*']:.2f}"} for r in rows]).set_index("selector of the best")
