@@ -25,7 +25,10 @@ def test_mean_se():
     ([40.0, 60.0, 45.0], 2.0, "a fall of 15.0 points, larger than two standard errors of the fall (± 2.8) — "
                               "over-optimisation.", True),
     ([40.0, 60.0, 57.0], 2.0, "3.0 points below its peak, less than two standard errors of the fall (± 2.8;", False),
-    ([40.0, 50.0, 60.0], 2.0, "no sign of over-optimisation up to n = 4.", False),
+    ([40.0, 50.0, 60.0], 2.0, "from 40.0 % at n = 1 to 60.0 % at n = 4, its highest: no sign of over-optimisation.",
+     False),
+    ([40.0, 60.0, 60.0], 2.0, "a high of 60.0 % at n = 2 and ends at 60.0 % at n = 4: as high at the largest n as anywhere",
+     False),
 ])
 def test_verdict_and_sentence(win, se, phrase, significant):
     c = _curve(win, se)
@@ -40,6 +43,8 @@ def test_reward_sentence_fall_and_ppo():
     s = O.reward_sentence(c, 4, None, 0.64)
     assert "highest point is at n = 2 (0.300)" in s and "0.100 below it (more than two standard errors" in s
     assert "PPO" not in s
+    rising = O.reward_sentence(_curve([40.0, 50.0, 60.0], true=(0.1, 0.2, 0.3)), 4, None, 0.64)
+    assert "its highest point is the last, n = 4: it has not turned down." in rising and "sits" not in rising
     ppo = pd.DataFrame({"KL (held-out)": [0.0, 2.5], "true reward R*": [0.1, 0.05]}, index=[0, 40])
     s = O.reward_sentence(_curve([40.0, 60.0, 45.0], true=(0.1, 0.2, 0.195)), 4, ppo, 0.64)
     assert "less than two standard errors" in s and "held-out KL of 2.5 nats after 40 steps" in s

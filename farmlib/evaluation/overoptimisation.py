@@ -93,10 +93,11 @@ def reward_sentence(curve: pd.DataFrame, n_max: int, ppo: pd.DataFrame | None, k
     return (
         f"**What to see.** The surrogate reward of best-of-n climbs from {curve['surrogate reward'].iloc[0]:.2f} (n = 1) to "
         f"{curve['surrogate reward'].iloc[-1]:.2f} (n = {n_max}) — by construction it cannot fall. The true reward R* goes "
-        f"from {curve['true reward R*'].iloc[0]:.3f} to {curve['true reward R*'].iloc[-1]:.3f}; its highest point is at "
-        f"n = {top_true} ({curve['true reward R*'].max():.3f}), and n = {n_max} sits {fall:.3f} below it "
-        f"({'more' if fall > 2 * se_fall else 'less'} than two standard errors{' of the paired fall' if paired else ''}, "
-        f"{2 * se_fall:.3f})."
+        f"from {curve['true reward R*'].iloc[0]:.3f} to {curve['true reward R*'].iloc[-1]:.3f}; "
+        + (f"its highest point is the last, n = {n_max}: it has not turned down." if top_true == curve.index[-1] else
+           f"its highest point is at n = {top_true} ({curve['true reward R*'].max():.3f}), and n = {n_max} sits "
+           f"{fall:.3f} below it ({'more' if fall > 2 * se_fall else 'less'} than two standard errors"
+           f"{' of the paired fall' if paired else ''}, {2 * se_fall:.3f}).")
         + (f" PPO reaches a held-out KL of {ppo['KL (held-out)'].iloc[-1]:.1f} nats after {ppo.index[-1]} steps "
            f"(best-of-{n_max}'s bound is {kl_max:.1f}), with R* {ppo['true reward R*'].iloc[0]:.3f} → "
            f"{ppo['true reward R*'].iloc[-1]:.3f}." if ppo is not None else ""))
@@ -125,20 +126,27 @@ def _se_drop(v: dict) -> str:
     return f"± {v['se_drop']:.1f}" + (", paired over the instructions" if v.get("paired") else "")
 
 
+def _curve_words(start: float, v: dict, n_max: int) -> str:
+    """One annotator's best-of-n curve in words: where it peaks, where it ends, and whether the fall is beyond noise."""
+    if v["peak_n"] == n_max:
+        return f"{start:.1f} % at n = 1 to {v['last']:.1f} % at n = {n_max}, its highest: no sign of over-optimisation."
+    words = f"{start:.1f} % at n = 1 to a high of {v['peak']:.1f} % at n = {v['peak_n']} and ends at {v['last']:.1f} % at n = {n_max}: "
+    if v["significant_fall"]:
+        return words + f"a fall of {v['drop']:.1f} points, larger than two standard errors of the fall ({_se_drop(v)}) — over-optimisation."
+    if v["drop"] > 0:
+        return words + (f"{v['drop']:.1f} points below its peak, less than two standard errors of the fall ({_se_drop(v)}; "
+                        "not told apart from noise at this many instructions).")
+    return words + f"as high at the largest n as anywhere: no sign of over-optimisation up to n = {n_max}."
+
+
 def win_rate_sentence(curve: pd.DataFrame, verdicts: dict, n_max: int, n_prompts: int) -> str:
     """The verdict on over-optimisation under each annotator."""
     first = next(iter(verdicts))
-    return "**What to see.** " + " ".join(
-        f"Under {a}, best-of-n's win-rate goes from {curve[f'win-rate {a}'].iloc[0]:.1f} % at n = 1 to a high of "
-        f"{v['peak']:.1f} % at n = {v['peak_n']} and ends at {v['last']:.1f} % at n = {n_max}: "
-        + (f"a fall of {v['drop']:.1f} points, larger than two standard errors of the fall ({_se_drop(v)}) — "
-           "over-optimisation." if v["significant_fall"] else
-           (f"{v['drop']:.1f} points below its peak, less than two standard errors of the fall ({_se_drop(v)}; not told "
-            "apart from noise at this many instructions)." if v["drop"] > 0 else
-            f"as high at the largest n as anywhere: no sign of over-optimisation up to n = {n_max}."))
-        for a, v in verdicts.items()) + (
-        f" With {n_prompts} instructions one standard error of a win-rate is about {curve[f'se {first}'].mean():.0f} "
-        "points.")
+    return ("**What to see.** "
+            + " ".join(f"Under {a}, best-of-n's win-rate goes from {_curve_words(curve[f'win-rate {a}'].iloc[0], v, n_max)}"
+                       for a, v in verdicts.items())
+            + f" With {n_prompts} instructions one standard error of a win-rate is about "
+              f"{curve[f'se {first}'].mean():.0f} points.")
 
 
 #: Gao, Schulman & Hilton's (2022) forms of a reward's gain over the initial policy against d = √KL.
