@@ -28,15 +28,21 @@ def _overlap(a, b, pad: float) -> bool:
 
 
 def _clear(box, placed, pad: float, sign: int) -> float:
-    """How far (pixels, in the direction ``sign``: 1 up, -1 down) ``box`` must move to clear every box in ``placed``."""
+    """How far (pixels, in the direction ``sign``: 1 up, -1 down) ``box`` must move to clear every box in ``placed``.
+    Each step moves past every box it hits, and a hundredth of a pixel more: a move computed to end exactly at
+    ``pad`` can round to a hair inside it, and the same step would then repeat for ever. Moving one way, a box is
+    passed at most once, so ``len(placed)`` steps always suffice."""
     shift = 0.0
-    while hit := [p for p in placed if _overlap(box.translated(0, shift), p, pad)]:
-        shift = (max(p.y1 for p in hit) + pad - box.y0) if sign > 0 else (min(p.y0 for p in hit) - pad - box.y1)
-    return shift
+    for _ in range(len(placed) + 1):
+        hit = [p for p in placed if _overlap(box.translated(0, shift), p, pad)]
+        if not hit:
+            return shift
+        shift = (max(p.y1 for p in hit) + pad + 0.01 - box.y0) if sign > 0 else (min(p.y0 for p in hit) - pad - 0.01 - box.y1)
+    raise AssertionError("a label kept hitting the boxes it had passed")  # cannot happen: each box is passed once
 
 
 def label_points(ax, xs, ys, labels, fontsize="small", offset: tuple[float, float] = (4, 2),
-                 pad: float = 1.0, marker: float = 3.0, avoid=()) -> list:
+                 pad: float = 3.0, marker: float = 3.0, avoid=()) -> list:
     """Write ``labels[i]`` beside the point ``(xs[i], ys[i])`` of ``ax``, ``offset`` points to its upper right or
     upper left. From the lowest point up, each label takes the side and the vertical move (up or down, from nothing)
     that clears every label already placed and every point's dot (a square ``marker`` points from its centre) by
@@ -77,10 +83,11 @@ def label_points(ax, xs, ys, labels, fontsize="small", offset: tuple[float, floa
     choice = [(False, 0.0)] * len(points)
     placed = list(dots) if marker else []
     for i in sorted(range(len(points)), key=lambda i: (points[i][1], points[i][0], points[i][2])):
-        best = None
+        best, own = None, dots[i] if marker else None
         for left in (False, True):
             box = boxes[i][left]
-            for d in (_clear(box, placed, pad, 1), _clear(box, placed, pad, -1)):
+            others = [b for b in placed if b is not own]  # its own dot: the offset keeps the label beside it
+            for d in (_clear(box, others, pad, 1), _clear(box, others, pad, -1)):
                 rank = (round(outside(box.translated(0, d))), abs(d), left)
                 if best is None or rank < best[0]:
                     best = (rank, left, d)

@@ -30,6 +30,9 @@ def test_calibration_sentence():
                       for s, a in [(1, 0.55), (4, 0.64), (16, 0.66)]]}
     s = J.calibration_sentence(calib, 0.65, 99.6)
     assert "logit scale **4**" in s and "64.0 %" in s and "from 55.0 % to 66.0 %" in s and "took 100 s" in s
+    calib["rows"] = [{**r, "logit_scale": float(r["logit_scale"])} for r in calib["rows"]]  # as the JSON stores them
+    html = J.calibration_shown(calib).to_html()
+    assert ">16<" in html and "16.000000" not in html and "0.64" in html and "<caption>The calibration grid" in html
 
 
 def test_cost_sentence_picks_the_cheapest_near_the_best():

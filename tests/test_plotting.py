@@ -97,3 +97,11 @@ def test_a_label_in_the_top_right_corner_is_written_to_the_left_of_its_point():
     (text,) = plotting.label_points(ax, [9.8], [9.9], ["expert"])
     plt.close(fig)
     assert text.get_horizontalalignment() == "right"
+
+
+def test_a_move_that_rounds_to_a_hair_inside_the_pad_still_ends():
+    # 1.1 + (2.3 + 3.0 - 1.1) is 4.299999999999999 in floating point, a hair below 2.3 + 3.0: a move computed to end
+    # exactly at the pad would be found overlapping again, and repeat for ever
+    box, below = Bbox.from_extents(0, 1.1, 10, 5), Bbox.from_extents(0, -5, 10, 2.3)
+    shift = plotting._clear(box, [below], pad=3.0, sign=1)
+    assert 4.2 < shift < 4.22 and not plotting._overlap(box.translated(0, shift), below, 3.0)

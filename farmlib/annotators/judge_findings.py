@@ -41,6 +41,12 @@ def calibration_table(calib: dict) -> pd.DataFrame:
     return pd.DataFrame(calib["rows"]).set_index("logit_scale")[["agreement", "variance", "p_longer", "p_list"]]
 
 
+def calibration_shown(calib: dict):
+    """:func:`calibration_table` for the page: captioned (it follows another table), the scales as written."""
+    return (calibration_table(calib).style.format("{:.2f}").format_index("{:g}")
+            .set_caption("The calibration grid: the pool on the calibration pairs at each logit scale"))
+
+
 def calibration_sentence(calib: dict, target: float, judge_seconds: float) -> str:
     """The logit scale the calibration kept, against its target and the grid."""
     grid = calibration_table(calib)
