@@ -48,8 +48,8 @@ GOOD = {
     },
     "overoptimisation": {"n": [1, 16, 64], "verdict": {"human": {"peak": 35.0, "peak_n": 16, "drop": 5.0,
                                                                  "se_drop": 1.5, "significant_fall": True}}},
-    "label_noise": {"variants": [{"labels": "single judge", "win at peak": 36.0, "peak n": 64, "fall": 0.0,
-                                  "fall > 2 se": False}]},
+    "label_noise": {"n": [1, 16, 64], "variants": [{"labels": "single judge", "win at peak": 36.0, "peak n": 64,
+                                                    "fall": 0.0, "fall > 2 se": False}]},
     "end_to_end": {"correlations": {"spearman": {"value": 0.9}}},
 }
 
@@ -73,6 +73,12 @@ def test_a_build_that_meets_every_target_says_so():
     assert len(rows) == 15 and all(r["met"] is True for r in rows), [r["claim"] for r in rows if not r["met"]]
     assert C.sentence(rows) == "This build meets 15 of the 15 targets it measures."
     assert list(C.shown(rows)["met"]) == ["yes"] * 15
+
+
+def test_a_curve_highest_at_its_last_n_reads_no_fall_rather_than_a_fall_of_zero():
+    ours = {r["claim"]: r["this build"] for r in C.claims(GOOD)}
+    assert ours["with the noisy pool's labels, best-of-n peaks and falls"] == "peak 35.0 % at n = 16, fall 5.0\u00a0±\u00a01.5"
+    assert ours["with a single judge's labels, it does not fall"] == "highest at the last n = 64 (36.0 %): no fall"
 
 
 @pytest.mark.parametrize("path, value, claim", [

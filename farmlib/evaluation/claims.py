@@ -232,15 +232,23 @@ def reward_rows(m: dict[str, dict]) -> list[dict]:
     n_last = m["overoptimisation"]["n"][-1]
     rows.append(_row("over-optimisation", "with the noisy pool's labels, best-of-n peaks and falls",
                      "falls (Fig. 5)", f"a fall beyond twice its standard error by n = {n_last}",
-                     f"peak {v['peak']:.1f} % at n = {v['peak_n']}, fall {plus_minus(v['drop'], v['se_drop'])}",
+                     _peak_and_fall(v["peak"], v["peak_n"], n_last, plus_minus(v["drop"], v["se_drop"])),
                      bool(v["significant_fall"]), "16", key="overoptimisation"))
     single = next((r for r in m["label_noise"]["variants"] if r["labels"] == "single judge"), None)
     if single is not None:
         rows.append(_row("over-optimisation", "with a single judge's labels, it does not fall",
                          "no fall (Fig. 5)", "no fall beyond twice its standard error",
-                         f"peak {single['win at peak']:.1f} % at n = {single['peak n']}, fall {single['fall']:.1f}",
+                         _peak_and_fall(single["win at peak"], single["peak n"], m["label_noise"]["n"][-1],
+                                        f"{single['fall']:.1f}"),
                          not single["fall > 2 se"], "17", key="single_judge"))
     return rows
+
+
+def _peak_and_fall(peak: float, peak_n: int, n_last: int, fall: str) -> str:
+    """Where best-of-n's win-rate peaks and how far it then falls; a peak at the last n has no fall to give."""
+    if peak_n == n_last:
+        return f"highest at the last n = {n_last} ({peak:.1f} %): no fall"
+    return f"peak {peak:.1f} % at n = {peak_n}, fall {fall}"
 
 
 def claims(m: dict[str, dict]) -> list[dict]:
