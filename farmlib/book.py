@@ -360,6 +360,23 @@ class Status:
             self.render()
 
 
+def _sync_static(root: Path) -> list[str]:
+    """Copy the book's own ``_static`` files (its CSS) into the built HTML where they differ. Sphinx copies static
+    files only when it rewrites a page, so a change to the CSS alone would never reach an existing ``_build``.
+    Returns the paths copied, relative to ``_static``."""
+    src, dst = root / "_static", root / "_build" / "html" / "_static"
+    if not dst.is_dir():
+        return []
+    copied = []
+    for f in sorted(p for p in src.rglob("*") if p.is_file()):
+        target = dst / f.relative_to(src)
+        if not target.is_file() or target.read_bytes() != f.read_bytes():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(f.read_bytes())
+            copied.append(str(f.relative_to(src)))
+    return copied
+
+
 @contextmanager
 def _book_lock(path: Path):
     """One ``farm book`` per runs folder and profile at a time; a second one waits, then reuses."""
@@ -588,6 +605,7 @@ def build_book(profile: str = "tiny", root: str | Path = ".", html: bool = True,
             if proc.returncode != 0 or not index.exists():
                 log = (proc.stdout + proc.stderr).strip().splitlines()[-15:]
                 raise ChapterFailed("jupyter-book build failed (exit {}):\n  {}".format(proc.returncode, "\n  ".join(log)))
+            _sync_static(root)
             times["html"] = ran["html"] = time.time() - t0
             status.done(f"HTML: {times['html']:.1f} s -> {index}")
     times["total"] = time.time() - t_build  # wall clock: chapters side by side overlap

@@ -189,3 +189,17 @@ def test_a_chapter_reading_the_metrics_runs_last_and_again_when_they_change(toy)
     assert toy.build(jobs=2)[:2] == ["02_b", "09_summary"]
     (toy.runs / "micro" / "metrics" / "01_a.json").write_text("written by another run")
     assert toy.build(jobs=1)[:3] == ["01_a", "01_a-done", "09_summary"]
+
+
+def test_a_change_to_the_books_css_alone_reaches_the_built_html(tmp_path):
+    # Sphinx copies _static only when it rewrites a page: with every page unchanged, the old CSS would stay
+    (tmp_path / "_static").mkdir()
+    (tmp_path / "_static" / "farm.css").write_text("td { padding: 1em }")
+    assert book._sync_static(tmp_path) == []  # nothing built yet: nothing to copy into
+    built = tmp_path / "_build" / "html" / "_static"
+    built.mkdir(parents=True)
+    (built / "farm.css").write_text("td { padding: 0 }")
+    (built / "theme.css").write_text("the theme's own")
+    assert book._sync_static(tmp_path) == ["farm.css"]
+    assert (built / "farm.css").read_text() == "td { padding: 1em }" and (built / "theme.css").read_text() == "the theme's own"
+    assert book._sync_static(tmp_path) == []  # equal now: nothing to do
