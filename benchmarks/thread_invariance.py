@@ -12,7 +12,8 @@ must be set before MKL's first product. It also prints, in each mode, the second
 step's size and of 10 training steps of the model (forward, backward, AdamW) on two threads. On BLAS libraries
 other than MKL the variable does nothing. MKL's strict mode covers matrix products (gemm) only: the benchmark also
 prints whether a matrix-vector product (gemv) and torch's own parallel sum of a long vector (above its 32,768-element
-grain) give the same bits on one thread as on two, which strict mode does not promise.
+grain) give the same bits on one thread as on two, which strict mode does not promise, and whether one row of a
+product gives the same bits alone as among many (a score cached by text must).
 """
 
 from __future__ import annotations
@@ -78,6 +79,14 @@ h, a = torch.randn(8, 40, 128, generator=g), torch.rand(8, 1, 40, generator=g)
 alone = torch.equal(torch.bmm(a[:1], h[:1])[0], torch.bmm(a, h)[0])
 out["beyond_products"]["a batched product's first row (bmm), alone and in a batch of 8"] = \
     "the same" if alone else "differs"
+# a judge's score of a text, X[k] @ w, is cached by text: it must not depend on what else was scored with it
+rows = range(0, 3193, 64)
+as_gemm = X @ w[:, None]
+out["beyond_products"]["X[k] @ w[:, None] (a judge's score), alone and among 3,193 rows"] = \
+    f"{sum(not torch.equal(X[k:k + 1] @ w[:, None], as_gemm[k:k + 1]) for k in rows)} of {len(rows)} rows differ"
+as_sum = (X * w).sum(-1)
+out["beyond_products"]["(X[k] * w).sum(), the same score as a sum of products, alone and among 3,193 rows"] = \
+    f"{sum(not torch.equal((X[k:k + 1] * w).sum(-1), as_sum[k:k + 1]) for k in rows)} of {len(rows)} rows differ"
 torch.set_num_threads(2)
 x, w = torch.randn(256, 1, 128), torch.randn(2048, 128)
 t = time.perf_counter()
@@ -118,7 +127,7 @@ def main() -> None:
         print(f"  the sampler's decoding step (4 layers): its logits differ at batch sizes "
               f"{r['sampler_differs_at_batch'] or 'none'} of 1-16")
         for name, verdict in r["beyond_products"].items():
-            print(f"  {name}: {verdict}" + ("" if name.startswith("a batched") else " on 1 and 2 threads"))
+            print(f"  {name}: {verdict}" + ("" if "alone" in name else " on 1 and 2 threads"))
         print(f"  2,000 products 256 x 128 x 2048 on 2 threads: {r['seconds']:.2f} s; 10 training steps of the "
               f"model on 32 x 128 tokens: {r['train_seconds']:.2f} s")
 
