@@ -69,14 +69,6 @@ def matvec(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
     return (x @ w.unsqueeze(-1)).squeeze(-1)
 
 
-def rowdot(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
-    """``x @ w`` for a vector ``w``, each row's products summed on their own: a row gives the same bits whatever
-    rows it is computed with, and on any thread count. A score cached by its text needs it: as one row of a matrix
-    product (:func:`matvec`) most rows come out in other bits alone than among thousands (measured on an AVX2 EPYC,
-    ``benchmarks/thread_invariance.py``)."""
-    return (x * w).sum(-1)
-
-
 @contextmanager
 def seeded(seed: int) -> Iterator[None]:
     """Run the block with torch's generators seeded by ``seed``, then restore their state: what the block

@@ -173,26 +173,6 @@ print(json.dumps(differ))
 """
 
 
-def test_a_judges_score_of_a_text_has_the_same_bits_alone_as_among_thousands():
-    """A judge's scores are cached by text (``ScoreStore``), in whatever batch a chapter first asked for them, so a
-    row of ``rowdot`` must not depend on the rows beside it (as one row of a matrix product it did: 47 of 50 rows on
-    an AVX2 EPYC), nor on the thread count."""
-    from farmlib.seeding import rowdot
-
-    g = torch.Generator().manual_seed(0)
-    X, w = torch.randn(3193, 1050, generator=g), torch.randn(1050, generator=g)  # a judge head's width
-    threads = torch.get_num_threads()
-    try:
-        torch.set_num_threads(2)
-        many = rowdot(X, w)
-        alone = [k for k in range(0, 3193, 64) if not torch.equal(rowdot(X[k:k + 1], w), many[k:k + 1])]
-        torch.set_num_threads(1)
-        assert alone == [] and torch.equal(rowdot(X, w), many) and torch.equal(rowdot(X[:100], w), many[:100])
-    finally:
-        torch.set_num_threads(threads)
-    assert torch.allclose(many, X @ w, rtol=1e-4, atol=1e-3)  # the same product, to float32's precision
-
-
 def test_a_farm_multiplies_with_the_same_bits_on_one_thread_as_on_two():
     """The tiny model's product shapes at 1-16 rows (where MKL's default mode splits work by thread count:
     benchmarks/thread_invariance.py) and a judge head's matrix-vector product (``matvec``: gemv is not covered by

@@ -38,7 +38,7 @@ from pathlib import Path
 import torch
 
 from farmlib.annotators.base import _sigmoid
-from farmlib.seeding import rowdot
+from farmlib.seeding import matvec
 from farmlib.world.vocabulary import ITEM_MARKER
 
 
@@ -258,7 +258,7 @@ class JudgeLM:
             todo = [k for k in todo if k not in self._cache]
         if todo:
             f = self.features([{"instruction": i, "input": x, "output": o} for i, x, o in todo])
-            raw = dict(zip(todo, rowdot(f, self.weight).tolist()))  # cached by text: a row alone or among many
+            raw = dict(zip(todo, matvec(f, self.weight).tolist()))
             self._cache.update(raw)
             if self.store is not None:
                 self.store.put(raw)

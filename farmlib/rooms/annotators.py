@@ -140,15 +140,13 @@ class AnnotatorRoom:
         return self._made["knowledge"]
 
     def judge_scores(self, head: str):
-        """The on-disk store of a judge head's scores (``<runs>/<profile>/judge_scores/<head>.rowdot.sqlite``),
-        one per farm: what a family read in one chapter, the next chapter does not read again. The name says how
-        the scores are computed (:func:`farmlib.seeding.rowdot`), so a store holding other bits of the same
-        scores is never mixed into a build."""
+        """The on-disk store of a judge head's scores (``<runs>/<profile>/judge_scores/<head>.sqlite``), one
+        per farm: what a family read in one chapter, the next chapter does not read again."""
         from farmlib.annotators.judges import ScoreStore
 
         stores = self._made.setdefault("judge_scores", {})
         if head not in stores:
-            stores[head] = ScoreStore(Path(head).parent.parent / "judge_scores" / f"{Path(head).name}.rowdot.sqlite")
+            stores[head] = ScoreStore(Path(head).parent.parent / "judge_scores" / f"{Path(head).name}.sqlite")
         return stores[head]
 
     def judge_train_info(self) -> dict[str, dict]:
