@@ -83,10 +83,10 @@ def label_points(ax, xs, ys, labels, fontsize="small", offset: tuple[float, floa
     choice = [(False, 0.0)] * len(points)
     placed = list(dots) if marker else []
     for i in sorted(range(len(points)), key=lambda i: (points[i][1], points[i][0], points[i][2])):
-        best, own = None, dots[i] if marker else None
+        best = None
+        others = [b for b in placed if not (marker and b is dots[i])]  # its own dot: the offset keeps the label beside it
         for left in (False, True):
             box = boxes[i][left]
-            others = [b for b in placed if b is not own]  # its own dot: the offset keeps the label beside it
             for d in (_clear(box, others, pad, 1), _clear(box, others, pad, -1)):
                 rank = (round(outside(box.translated(0, d))), abs(d), left)
                 if best is None or rank < best[0]:
