@@ -87,6 +87,16 @@ out["beyond_products"]["X[k] @ w[:, None] (a judge's score), alone and among 3,1
 as_sum = (X * w).sum(-1)
 out["beyond_products"]["(X[k] * w).sum(), the same score as a sum of products, alone and among 3,193 rows"] = \
     f"{sum(not torch.equal((X[k:k + 1] * w).sum(-1), as_sum[k:k + 1]) for k in rows)} of {len(rows)} rows differ"
+# a reader's LM head over a batch's response tokens: a short answer's 1-3 rows alone, or among 3,000
+head = torch.nn.Linear(128, 2048, bias=False)
+H = torch.randn(3000, 128, generator=g)
+with torch.no_grad():
+    every = head(H)
+    for m in (1, 3, 4, 16):
+        starts = range(0, 2900, 97)
+        bad = sum(not torch.equal(head(H[s:s + m]), every[s:s + m]) for s in starts)
+        out["beyond_products"][f"an LM head's {m} row(s) (128 x 2048), alone and among 3,000"] = \
+            f"{bad} of {len(starts)} differ"
 torch.set_num_threads(2)
 x, w = torch.randn(256, 1, 128), torch.randn(2048, 128)
 t = time.perf_counter()

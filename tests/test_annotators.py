@@ -2,6 +2,7 @@ import random
 from pathlib import Path
 
 import pytest
+import torch
 
 from farmlib.annotators import (
     Crowd,
@@ -420,3 +421,33 @@ def test_what_decides_counts_where_a_part_differs_and_who_wins():
     assert d.loc["quality", "pairs where it differs"] == 0.75 and d.loc["quality", "its side wins the majority"] == 2 / 3
     assert d.loc["repetition", "pairs where it differs"] == 0.25 and d.loc["repetition", "its side wins the majority"] == 1
     assert d["its side wins the majority"].isna().sum() == 6  # parts that never differ
+
+
+def test_a_text_reads_in_the_same_bits_alone_as_among_others(micro_farm):
+    """A reader's features and a judge's scores are cached by text, in whichever batch a chapter first asked for
+    them, so a text must read in the same bits alone as in a batch of its padded length: short answers too (one to
+    three response tokens, whose LM-head rows MKL multiplies by another kernel), and a head's score of one row
+    as of many (:func:`~farmlib.annotators.judges.rowdot`). Without :func:`~farmlib.annotators.judges.per_row`
+    the short answers differed on an AVX2 EPYC."""
+    import farmlib.annotators.judges as J
+
+    reader = J.TextReader.load(micro_farm.base_model(), micro_farm.tokenizer())
+    recs = [dict(r, output=o) for r in _pairs(80) for o in (r["output_1"], r["output_2"].split()[0])]
+    keys = [(r["instruction"], r["input"], r["output"]) for r in recs]
+    many = reader.features(recs)
+    short = [k for k, (key, n) in enumerate(zip(keys, reader.bucket(keys)))
+             if keys.index(key) == k and len(reader.tok(key[2], add_special_tokens=False)["input_ids"]) <= 2
+             and sum(b == n for b in reader.bucket(keys)) > 8]
+
+    def alone(k):
+        reader._cache.clear()
+        return reader.features(recs[k:k + 1])[0]
+
+    assert len(short) >= 10
+    assert all(torch.equal(alone(k), many[k]) for k in short)
+
+    g = torch.Generator().manual_seed(0)
+    X, w = torch.randn(3193, 1050, generator=g), torch.randn(1050, generator=g)  # a judge head's width
+    scores = J.rowdot(X, w)
+    assert all(torch.equal(J.rowdot(X[k:k + 1], w), scores[k:k + 1]) for k in range(0, 3193, 64))
+    assert torch.allclose(scores, X @ w, rtol=1e-4, atol=1e-3)

@@ -175,9 +175,9 @@ print(json.dumps(differ))
 
 def test_a_farm_multiplies_with_the_same_bits_on_one_thread_as_on_two():
     """The tiny model's product shapes at 1-16 rows (where MKL's default mode splits work by thread count:
-    benchmarks/thread_invariance.py) and a judge head's matrix-vector product (``matvec``: gemv is not covered by
-    MKL's strict mode), in a fresh process that imports farmlib with MKL_CBWR unset; and a mode set by the user is
-    kept."""
+    benchmarks/thread_invariance.py) and the matrix-vector product a judge head is fit with (``matvec``: gemv is
+    not covered by MKL's strict mode), in a fresh process that imports farmlib with MKL_CBWR unset; and a mode set
+    by the user is kept."""
     env = {k: v for k, v in os.environ.items() if k != "MKL_CBWR"}
     done = subprocess.run([sys.executable, "-c", _THREADS], env=env, capture_output=True, text=True, check=True)
     assert json.loads(done.stdout.strip().splitlines()[-1]) == []

@@ -38,7 +38,6 @@ from pathlib import Path
 import torch
 
 from farmlib.annotators.base import _sigmoid
-from farmlib.seeding import matvec
 from farmlib.world.vocabulary import ITEM_MARKER
 
 
@@ -77,6 +76,27 @@ def surface(text: str, question: str = "") -> list[float]:
 N_SURFACE = 6  # len(surface(...))
 BUCKET = 16  # a reader pads each output to its length rounded up to a multiple of this (TextReader.bucket)
 N_FLUENCY = 4  # the reader's log-probability statistics of the response
+MIN_ROWS = 16  # a product's rows are padded to at least this many (per_row)
+
+
+# A reader's features and a head's score are cached by text (TextReader._cache, ScoreStore), in whichever batch a
+# chapter first asked for them, so a text's bits must not depend on the texts computed beside it. Two products broke
+# that on an AVX2 EPYC (benchmarks/thread_invariance.py): MKL multiplies one to three rows by another kernel than
+# four or more (every row of the 2048-wide LM head differed), and one row of a matrix-vector product came out in
+# other bits alone than among thousands.
+def per_row(layer, x: torch.Tensor) -> torch.Tensor:
+    """``layer(x)`` for a linear ``layer``, each row in the bits it has among any other rows: fewer than
+    :data:`MIN_ROWS` rows are padded with zeros."""
+    short = MIN_ROWS - x.shape[0]
+    if short <= 0:
+        return layer(x)
+    return layer(torch.cat([x, x.new_zeros(short, *x.shape[1:])]))[:x.shape[0]]
+
+
+def rowdot(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    """``x @ w`` for a vector ``w``, each row's products summed on their own: the same bits whatever rows are
+    beside it, on any thread count."""
+    return (x * w).sum(-1)
 
 
 class TextReader:
@@ -154,7 +174,7 @@ class TextReader:
         # fluency: log-probabilities the LM gives the response's tokens (each predicted from the one before;
         # the LM head runs only at the positions that predict one)
         r = resp[:, 1:]
-        logits = head(out.last_hidden_state[:, :-1][r]).float()
+        logits = per_row(head, out.last_hidden_state[:, :-1][r]).float()
         lp_r = torch.log_softmax(logits, -1).gather(-1, ids[:, 1:][r][:, None])[:, 0]
         lp = torch.zeros(r.shape, dtype=lp_r.dtype, device=device).masked_scatter(r, lp_r)
         r = r.float()
@@ -258,7 +278,7 @@ class JudgeLM:
             todo = [k for k in todo if k not in self._cache]
         if todo:
             f = self.features([{"instruction": i, "input": x, "output": o} for i, x, o in todo])
-            raw = dict(zip(todo, matvec(f, self.weight).tolist()))
+            raw = dict(zip(todo, rowdot(f, self.weight).tolist()))
             self._cache.update(raw)
             if self.store is not None:
                 self.store.put(raw)
