@@ -17,10 +17,14 @@ FONT_SCALE = 1.3
 
 
 def theme() -> None:
-    """The book's plotting theme: seaborn's white grid with text :data:`FONT_SCALE` times the notebook size."""
+    """The book's look: seaborn's white grid with text :data:`FONT_SCALE` times the notebook size, and tables that
+    show their texts whole (pandas cuts a cell at 50 characters by default, which cut an answer the reader was meant
+    to read, or the item an instruction asks about: "Classify this item as an animal, a tool, or a ...")."""
+    import pandas as pd
     import seaborn as sns
 
     sns.set_theme(style="whitegrid", font_scale=FONT_SCALE)
+    pd.set_option("display.max_colwidth", None)
 
 
 def _overlap(a, b, pad: float) -> bool:

@@ -105,3 +105,13 @@ def test_a_move_that_rounds_to_a_hair_inside_the_pad_still_ends():
     box, below = Bbox.from_extents(0, 1.1, 10, 5), Bbox.from_extents(0, -5, 10, 2.3)
     shift = plotting._clear(box, [below], pad=3.0, sign=1)
     assert 4.2 < shift < 4.22 and not plotting._overlap(box.translated(0, shift), below, 3.0)
+
+
+def test_the_books_tables_show_a_text_whole():
+    """A chapter's table of answers shows each answer whole, not its first 50 characters."""
+    import pandas as pd
+
+    answer = "Here is a more formal version: " + " ".join(f"word{i}" for i in range(40))
+    with pd.option_context("display.max_colwidth", 50):
+        plotting.theme()
+        assert answer in pd.DataFrame({"answer": [answer]})._repr_html_()
