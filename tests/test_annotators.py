@@ -444,4 +444,3 @@ def test_what_decides_counts_where_a_part_differs_and_who_wins():
     assert d.loc["quality", "pairs where it differs"] == 0.75 and d.loc["quality", "its side wins the majority"] == 2 / 3
     assert d.loc["repetition", "pairs where it differs"] == 0.25 and d.loc["repetition", "its side wins the majority"] == 1
     assert d["its side wins the majority"].isna().sum() == 6  # parts that never differ
-
