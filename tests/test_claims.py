@@ -271,6 +271,13 @@ def test_an_absent_fall_says_whether_the_picks_true_reward_fell():
     assert "lose 0.40 of the 0.60 they gained" in why and "little to lose" not in why
 
 
+def test_picks_highest_at_the_last_n_are_not_said_to_peak_there():
+    m = _with("overoptimisation.verdict.human.significant_fall", False)
+    m["overoptimisation"]["mean_true_reward"] = [-0.2, 0.4, 0.58]
+    why = C.reasons(m, C.claims(m))
+    assert "goes from -0.20 (n = 1) to 0.58 at the last n = 64, its highest" in why and "peaks at 0.58" not in why
+
+
 def test_levels_off_name_the_farthest_row():
     m = copy.deepcopy(GOOD)
     m["leaderboard"]["rows"][2]["win_rate_p_sim_eval"] = 50  # best-of-n: the judges 16 points above the people

@@ -363,11 +363,16 @@ def _why_overoptimisation(m: dict[str, dict]) -> str | None:
     if true:
         top = max(range(len(true)), key=true.__getitem__)
         gained, lost = true[top] - true[0], true[top] - true[-1]
-        parts.append(f"Along n the picks' mean R* peaks at {true[top]:.2f} (n = {ns[top]}) and is {true[-1]:.2f} at "
-                     f"n = {ns[-1]}" + (": the picks lose little of the true reward they gained, so the people's "
-                                        "win-rate has little to lose." if lost <= gained / 4 else
-                                        f": the picks lose {lost:.2f} of the {gained:.2f} they gained, more than the "
-                                        "people's win-rate shows beyond its noise."))
+        if top == len(true) - 1:  # highest at the last n: nothing gained was lost
+            parts.append(f"Along n the picks' mean R* goes from {true[0]:.2f} (n = {ns[0]}) to {true[-1]:.2f} at the "
+                         f"last n = {ns[-1]}, its highest: the picks have lost none of the true reward they gained, "
+                         "so the people's win-rate has nothing to lose.")
+        else:
+            parts.append(f"Along n the picks' mean R* peaks at {true[top]:.2f} (n = {ns[top]}) and is {true[-1]:.2f} "
+                         f"at n = {ns[-1]}" + (": the picks lose little of the true reward they gained, so the "
+                                               "people's win-rate has little to lose." if lost <= gained / 4 else
+                                               f": the picks lose {lost:.2f} of the {gained:.2f} they gained, more "
+                                               "than the people's win-rate shows beyond its noise."))
     fit = next((f for f in o.get("gao_fits", []) if f["method"] == "best-of-n" and f["quantity"] == "true reward R*"),
                None)
     if fit is not None and true:
