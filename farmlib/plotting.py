@@ -46,12 +46,13 @@ def _clear(box, placed, pad: float, sign: int) -> float:
 
 
 def label_points(ax, xs, ys, labels, fontsize="small", offset: tuple[float, float] = (4, 2),
-                 pad: float = 3.0, marker: float = 3.0, avoid=()) -> list:
+                 pad: float = 3.0, marker: float = 3.0, avoid=(), keep_clear=()) -> list:
     """Write ``labels[i]`` beside the point ``(xs[i], ys[i])`` of ``ax``, ``offset`` points to its upper right or
     upper left. From the lowest point up, each label takes the side and the vertical move (up or down, from nothing)
     that clears every label already placed and every point's dot (a square ``marker`` points from its centre) by
     ``pad`` pixels with the least move, sticking out of the axes as little as it can (the right side first, at equal moves).
     ``avoid``: more points ``(x, y)`` whose dots no label may cover (another series drawn on the same axes).
+    ``keep_clear``: artists already drawn (a note, a legend) that no label may cover.
     A label moved from its point gets a thin line back to it.
     Deterministic: the same points give the same layout. Call it once the axes' limits and the figure's layout are
     final. Returns the text objects, in the order of ``labels``."""
@@ -85,7 +86,7 @@ def label_points(ax, xs, ys, labels, fontsize="small", offset: tuple[float, floa
     r = marker * fig.dpi / 72.0
     dots = [Bbox.from_extents(u - r, v - r, u + r, v + r) for u, v in ax.transData.transform([p[:2] for p in points] + list(avoid))]
     choice = [(False, 0.0)] * len(points)
-    placed = list(dots) if marker else []
+    placed = (list(dots) if marker else []) + [a.get_window_extent(renderer) for a in keep_clear]
     for i in sorted(range(len(points)), key=lambda i: (points[i][1], points[i][0], points[i][2])):
         best = None
         others = [b for b in placed if not (marker and b is dots[i])]  # its own dot: the offset keeps the label beside it

@@ -115,3 +115,40 @@ def test_the_books_tables_show_a_text_whole():
     with pd.option_context("display.max_colwidth", 50):
         plotting.theme()
         assert answer in pd.DataFrame({"answer": [answer]})._repr_html_()
+
+
+def test_a_label_keeps_clear_of_a_note_on_the_axes():
+    plotting.theme()
+    fig, ax = plt.subplots(figsize=(5.5, 5))
+    ax.scatter(XS, YS)
+    fig.tight_layout()
+    # a note written where dpo's and kto's names would go
+    note = ax.text(28.3, 29.3, "a note\nthe labels must not cover", fontsize="x-small")
+    texts = plotting.label_points(ax, XS, YS, NAMES, keep_clear=[note])
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    box = note.get_window_extent(renderer)
+    covering = [t.get_text() for t in texts if Text.get_window_extent(t, renderer).overlaps(box)]
+    plt.close(fig)
+    assert not covering, covering
+
+
+def test_the_simulator_figure_leaves_a_far_baseline_off_its_axes_and_names_it():
+    import pandas as pd
+
+    from farmlib.evaluation.leaderboard import sim_vs_people
+
+    rows = pd.DataFrame({"method": NAMES, "win_rate_human": XS, "win_rate_p_sim_eval": YS,
+                         "se_human": [2.2] * len(XS), "se_p_sim_eval": [2.2] * len(XS)})
+    plotting.theme()
+    fig, ax = plt.subplots(figsize=(7, 6))
+    off = sim_vs_people(ax, rows)
+    lo, hi = ax.get_xlim()
+    notes = [t.get_text() for t in ax.texts]
+    plt.close(fig)
+    assert off == ["base"]
+    assert lo > 8.8 and lo < 25.0 - 2.2 and hi > 34.8 + 2.2 and ax.get_ylim() == (lo, hi)  # the rest, error bars and all
+    assert any("base (8.8 %, 5.2 %)" in t for t in notes)
+    fig, ax = plt.subplots()
+    assert sim_vs_people(ax, rows[rows["method"] != "base"]) == []  # nothing far: nothing left off
+    plt.close(fig)
