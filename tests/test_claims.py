@@ -172,6 +172,20 @@ def test_a_ranking_below_another_crowds_is_set_beside_it():
     why = C.reasons(m, C.claims(m))
     assert "3 other crowds of people" in why and "0.68–0.88 (mean 0.78)" in why and "is inside that range" in why
     assert "below the book's people's on 3 of the 3" in why and "asks for more than another crowd" in why
+    assert "mostly noise" in why and "own taste" not in why  # the people's order does not reproduce either
+
+
+def test_a_ranking_other_crowds_reproduce_names_the_rows_the_judges_part_from():
+    m = _with("leaderboard.spearman_sim_vs_human", 0.7)
+    m["leaderboard"]["spearman_other_crowds"] = {"crowds": [1, 2, 3], "people": [0.90, 0.95, 0.98],
+                                                 "sim": [0.72, 0.68, 0.71]}
+    rows = m["leaderboard"]["rows"]
+    rows[1]["win_rate_p_sim_eval"], rows[6]["win_rate_p_sim_eval"] = 42, 31  # gaps: ppo +6, sft10k +5
+    rows[8]["win_rate_p_sim_eval"] = 25  # quark +1; dpo, expert iteration and sft52k +3, the others +4: mean 33 / 9
+    why = C.reasons(m, C.claims(m))
+    assert "is below that range" in why and "mostly noise" not in why
+    assert "against their mean gap of +3.7 points from the people" in why
+    assert "they rate ppo (+6.0) and sft10k (+5.0) highest and quark (+1.0) and dpo (+3.0) lowest" in why
 
 
 def test_a_flat_reward_model_curve_gives_what_the_labels_buy_per_doubling():
