@@ -76,3 +76,19 @@ def test_the_other_crowds_sentence_reads_the_numbers(people, sim, rho, target, s
 
     text = other_crowds_sentence({"crowds": list(range(1, len(people) + 1)), "people": people, "sim": sim}, rho, target)
     assert all(s in text for s in says) and not any(s in text for s in not_says), text
+
+
+def test_the_judges_taste_is_named_only_where_other_crowds_reproduce_the_people():
+    from farmlib.evaluation.intervals import judges_taste_sentence
+
+    rows = [{"method": k, "win_rate_p_sim_eval": s, "win_rate_human": p}
+            for k, s, p in [("sft52k", 30.5, 26.0), ("sft10k", 28.5, 25.25), ("dpo", 29.0, 28.5),
+                            ("ppo", 27.5, 28.25), ("quark", 27.0, 28.5)]]
+    crowds = {"crowds": [1, 2, 3], "people": [0.89, 0.93, 0.98], "sim": [0.45, 0.6, 0.77]}
+    text = judges_taste_sentence(crowds, 0.72, 0.8, rows)
+    # gaps +4.5, +3.25, +0.5, -0.75, -1.5: mean +1.2
+    assert "against their mean gap of +1.2 points" in text
+    assert "they rate sft52k (+4.5) and sft10k (+3.2) highest and quark (-1.5) and ppo (-0.8) lowest" in text
+    assert judges_taste_sentence(crowds, 0.9, 0.8, rows) == ""  # inside the crowds' range: nothing parts them
+    low = {**crowds, "people": [0.6, 0.7, 0.75]}  # the people's own order does not reproduce: noise, not taste
+    assert judges_taste_sentence(low, 0.5, 0.8, rows) == ""

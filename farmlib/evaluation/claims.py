@@ -296,27 +296,15 @@ def _why_spearman(m: dict[str, dict]) -> str | None:
                  "than twice the noise of the difference.")
     crowds = board.get("spearman_other_crowds")
     if crowds and crowds.get("people"):
-        from farmlib.evaluation.intervals import other_crowds_sentence
+        from farmlib.evaluation.intervals import judges_taste_sentence, other_crowds_sentence
 
         rho = board["spearman_sim_vs_human"]
         text += " " + other_crowds_sentence(crowds, rho, TARGETS["spearman"])
-        if rho < min(crowds["people"]) and statistics.fmean(crowds["people"]) >= TARGETS["spearman"]:
-            return text + " " + _judges_taste(rows)
+        taste = judges_taste_sentence(crowds, rho, TARGETS["spearman"], rows)
+        if taste:
+            return text + " " + taste
     return text + (" An order of rows that close is mostly noise: the ranking can be tested once the methods differ "
                    "(the methods' rows).")
-
-
-def _judges_taste(rows: list[dict]) -> str:
-    """When other crowds of people reproduce the people's order and the judges do not, the rows that part them:
-    each row's gap (judges' win-rate less the people's) against the rows' mean gap, the two largest either way."""
-    gaps = {r["method"]: r["win_rate_p_sim_eval"] - r["win_rate_human"] for r in rows}
-    mean = statistics.fmean(gaps.values())
-    order = sorted(gaps, key=lambda k: (gaps[k], k))
-    named = lambda ks: " and ".join(f"{k} ({gaps[k]:+.1f})" for k in ks)  # noqa: E731
-    return ("Other crowds reproduce the people's order on the same outputs, so what the judges miss is not the noise of "
-            "judging them but the judges' own taste, which the book does not tune to the people's: against their mean gap of "
-            f"{mean:+.1f} points from the people, they rate {named(order[::-1][:2])} highest and {named(order[:2])} "
-            "lowest.")
 
 
 def _why_levels(m: dict[str, dict]) -> str | None:

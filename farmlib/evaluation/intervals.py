@@ -95,6 +95,26 @@ def other_crowds_sentence(crowds: dict[str, list], rho: float, target: float) ->
     return text
 
 
+def judges_taste_sentence(crowds: dict[str, list], rho: float, target: float, rows: list[dict]) -> str:
+    """Where other crowds of people reproduce the people's order (their mean Spearman reaches ``target``) and the
+    judges' ``rho`` falls below every crowd's, the judges part from the people by taste, not by the noise of judging
+    the same outputs: the sentence names the rows that part them, each row's gap (the judges' win-rate less the
+    people's) against the rows' mean gap, the two largest either way. Else an empty string. ``rows``: the
+    leaderboard's rows to set side by side (``method``, ``win_rate_p_sim_eval``, ``win_rate_human``): the methods,
+    without a baseline far below them, whose gap would name it whatever the methods do."""
+    ppl = crowds.get("people") or []
+    if not ppl or rho >= min(ppl) or sum(ppl) / len(ppl) < target or len(rows) < 4:
+        return ""
+    gaps = {r["method"]: r["win_rate_p_sim_eval"] - r["win_rate_human"] for r in rows}
+    mean = sum(gaps.values()) / len(gaps)
+    order = sorted(gaps, key=lambda k: (gaps[k], k))
+    named = lambda ks: " and ".join(f"{k} ({gaps[k]:+.1f})" for k in ks)  # noqa: E731
+    return ("Other crowds reproduce the people's order on the same outputs, so what the judges miss is not the noise of "
+            "judging them but the judges' own taste, which the book does not tune to the people's: against their mean "
+            f"gap of {mean:+.1f} points from the people, they rate {named(order[::-1][:2])} highest and "
+            f"{named(order[:2])} lowest.")
+
+
 def straddles(low: float, high: float, bounds: tuple[float | None, float | None]) -> bool:
     """Whether the interval ``[low, high]`` holds a bound of the target ``bounds`` (lower, upper; None: no such
     bound): then the same build redrawn could fall on either side of it. An interval of no width (a number with no
