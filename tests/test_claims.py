@@ -175,17 +175,15 @@ def test_a_ranking_below_another_crowds_is_set_beside_it():
     assert "mostly noise" in why and "own taste" not in why  # the people's order does not reproduce either
 
 
-def test_a_ranking_other_crowds_reproduce_names_the_rows_the_judges_part_from():
+def test_a_ranking_miss_says_what_the_judges_drawn_again_keep():
     m = _with("leaderboard.spearman_sim_vs_human", 0.7)
     m["leaderboard"]["spearman_other_crowds"] = {"crowds": [1, 2, 3], "people": [0.90, 0.95, 0.98],
-                                                 "sim": [0.72, 0.68, 0.71]}
-    rows = m["leaderboard"]["rows"]
-    rows[1]["win_rate_p_sim_eval"], rows[6]["win_rate_p_sim_eval"] = 42, 31  # gaps: ppo +6, sft10k +5
-    rows[8]["win_rate_p_sim_eval"] = 25  # quark +1; dpo, expert iteration and sft52k +3, the others +4: mean 33 / 9
+                                                 "sim": [0.72, 0.68, 0.71], "judges_again": [0.8],
+                                                 "judges_again_vs_people": [0.75],
+                                                 "gaps": {"ppo": [4.0, 3.0], "quark": [-1.0, -2.0], "dpo": [0.0, 2.0]}}
     why = C.reasons(m, C.claims(m))
     assert "is below that range" in why and "mostly noise" not in why
-    assert "against their mean gap of +3.7 points from the people" in why
-    assert "they rate ppo (+6.0) and sft10k (+5.0) highest and quark (+1.0) and dpo (+3.0) lowest" in why
+    assert "above the people in every draw: ppo (+2.5)" in why and "below them in every draw: quark (-2.5)" in why
 
 
 def test_a_flat_reward_model_curve_gives_what_the_labels_buy_per_doubling():

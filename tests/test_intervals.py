@@ -63,7 +63,10 @@ def test_other_crowds_rank_as_the_books_people_on_rows_far_apart(micro_farm):
     r = other_crowds(micro_farm, names, crowds=(1, 2))
     assert r["crowds"] == [1, 2] and len(r["people"]) == len(r["sim"]) == 2
     assert all(-1 <= x <= 1 for x in r["people"] + r["sim"])
-    assert other_crowds(micro_farm, names, crowds=(0,))["people"] == [pytest.approx(1.0)]  # seed 0 is the book's crowd
+    same = other_crowds(micro_farm, names, crowds=(0,), judge_draws=(0,))
+    assert same["people"] == [pytest.approx(1.0)]  # seed 0 is the book's crowd
+    assert same["judges_again"] == [pytest.approx(1.0)] and same["judges_again_vs_people"] == [pytest.approx(same["sim"][0])]
+    assert r["judge_draws"] == [1, 2] and all(len(g) == 3 for g in r["gaps"].values()) and set(r["gaps"]) == set(names)
 
 
 @pytest.mark.parametrize("people, sim, rho, target, says, not_says", [
@@ -78,17 +81,18 @@ def test_the_other_crowds_sentence_reads_the_numbers(people, sim, rho, target, s
     assert all(s in text for s in says) and not any(s in text for s in not_says), text
 
 
-def test_the_judges_taste_is_named_only_where_other_crowds_reproduce_the_people():
+def test_the_judges_drawn_again_name_the_rows_they_part_from_the_people_in_every_draw():
     from farmlib.evaluation.intervals import judges_taste_sentence
 
-    rows = [{"method": k, "win_rate_p_sim_eval": s, "win_rate_human": p}
-            for k, s, p in [("sft52k", 30.5, 26.0), ("sft10k", 28.5, 25.25), ("dpo", 29.0, 28.5),
-                            ("ppo", 27.5, 28.25), ("quark", 27.0, 28.5)]]
-    crowds = {"crowds": [1, 2, 3], "people": [0.89, 0.93, 0.98], "sim": [0.45, 0.6, 0.77]}
-    text = judges_taste_sentence(crowds, 0.72, 0.8, rows)
-    # gaps +4.5, +3.25, +0.5, -0.75, -1.5: mean +1.2
-    assert "against their mean gap of +1.2 points" in text
-    assert "they rate sft52k (+4.5) and sft10k (+3.2) highest and quark (-1.5) and ppo (-0.8) lowest" in text
-    assert judges_taste_sentence(crowds, 0.9, 0.8, rows) == ""  # inside the crowds' range: nothing parts them
-    low = {**crowds, "people": [0.6, 0.7, 0.75]}  # the people's own order does not reproduce: noise, not taste
-    assert judges_taste_sentence(low, 0.5, 0.8, rows) == ""
+    # judges' win-rate less the people's, per draw of the judges (means per draw: +1.0, +1.0, +1.0 without base)
+    gaps = {"best_of_n": [3.0, 3.0, 2.5], "quark": [-1.5, -2.5, -2.5], "sft10k": [3.0, 0.5, 1.0],
+            "ppo": [-0.5, 1.0, 1.0], "dpo": [1.0, 3.0, 3.0], "base": [-3.5, -9.0, -9.0]}
+    crowds = {"judges_again": [0.85, 0.8], "judges_again_vs_people": [0.75, 0.7], "gaps": gaps}
+    text = judges_taste_sentence(crowds)
+    assert "Spearman 0.80–0.85 against their first draw and 0.70–0.75 against the book's people" in text
+    # relative gaps: best_of_n +2, +2, +1.5 (mean +1.8); quark -2.5, -3.5, -3.5 (-3.2); dpo 0, +2, +2: not in every draw
+    assert "above the people in every draw: best_of_n (+1.8)" in text and "below them in every draw: quark (-3.2)" in text
+    assert "dpo" not in text and "base" not in text and "the judges' taste, not their noise" in text
+    crowds["gaps"] = {"a": [1.0, -1.0], "b": [-1.0, 1.0], "c": [0.0, 0.0]}
+    assert "No row stays above or below" in judges_taste_sentence(crowds)
+    assert judges_taste_sentence({"crowds": [1], "people": [0.9], "sim": [0.7]}) == ""  # not drawn again: nothing

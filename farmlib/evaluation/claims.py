@@ -300,7 +300,7 @@ def _why_spearman(m: dict[str, dict]) -> str | None:
 
         rho = board["spearman_sim_vs_human"]
         text += " " + other_crowds_sentence(crowds, rho, TARGETS["spearman"])
-        taste = judges_taste_sentence(crowds, rho, TARGETS["spearman"], rows)
+        taste = judges_taste_sentence(crowds)
         if taste:
             return text + " " + taste
     return text + (" An order of rows that close is mostly noise: the ranking can be tested once the methods differ "

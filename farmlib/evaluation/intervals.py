@@ -55,14 +55,21 @@ def ranking_interval(farm, names: list[str], sim: str = "p_sim_eval", people: st
 
 
 def other_crowds(farm, names: list[str], crowds: tuple[int, ...] = (1, 2, 3, 4, 5), sim: str = "p_sim_eval",
-                 people: str = "human") -> dict[str, list]:
-    """How well the book's people, and the judges, predict the ranking of another crowd of people on the same outputs.
+                 people: str = "human", judge_draws: tuple[int, ...] = (1, 2)) -> dict[str, list]:
+    """How well the book's people, and the judges, predict the ranking of another crowd of people on the same outputs,
+    and how much of the judges' ranking holds when the judges are drawn again.
 
     Each of ``crowds`` seeds another crowd (other people: their own tastes around R* and their own noise) that judges
     the same outputs of ``names`` against the reference on the same instructions. For each, Spearman's correlation over
     ``names`` between its win-rates and the book's people's (``people``, the crowd of seed 0), and between its
     win-rates and the judges' (``sim``). The first is the ranking's own reproducibility: a simulator as good as another
     crowd of people would score about that against the book's people, so a target above it asks more than people give.
+
+    Each of ``judge_draws`` seeds another draw of the judges (which member takes each pair, how each samples its
+    label): ``judges_again`` is its Spearman against the judges' own first draw, ``judges_again_vs_people`` against
+    the book's people, and ``gaps`` gives each of ``names`` its judges' win-rate less the people's, one per draw of
+    the judges (the first draw's first). A row the judges rate above or below the people in every draw parts them by
+    the judges' taste; a gap that changes sign between draws is the judges' own noise.
     """
     from farmlib.evaluation.end_to_end import _spearman
     from farmlib.methods import outputs
@@ -74,8 +81,12 @@ def other_crowds(farm, names: list[str], crowds: tuple[int, ...] = (1, 2, 3, 4, 
 
     book, judges = rates(people, 0), rates(sim, 0)
     others = [rates(people, c) for c in crowds]
+    again = [rates(sim, d) for d in judge_draws]
     return {"crowds": list(crowds), "people": [float(_spearman(book, o)) for o in others],
-            "sim": [float(_spearman(judges, o)) for o in others]}
+            "sim": [float(_spearman(judges, o)) for o in others],
+            "judge_draws": list(judge_draws), "judges_again": [float(_spearman(judges, a)) for a in again],
+            "judges_again_vs_people": [float(_spearman(book, a)) for a in again],
+            "gaps": {name: [j[i] - book[i] for j in [judges, *again]] for i, name in enumerate(names)}}
 
 
 def other_crowds_sentence(crowds: dict[str, list], rho: float, target: float) -> str:
@@ -95,24 +106,34 @@ def other_crowds_sentence(crowds: dict[str, list], rho: float, target: float) ->
     return text
 
 
-def judges_taste_sentence(crowds: dict[str, list], rho: float, target: float, rows: list[dict]) -> str:
-    """Where other crowds of people reproduce the people's order (their mean Spearman reaches ``target``) and the
-    judges' ``rho`` falls below every crowd's, the judges part from the people by taste, not by the noise of judging
-    the same outputs: the sentence names the rows that part them, each row's gap (the judges' win-rate less the
-    people's) against the rows' mean gap, the two largest either way. Else an empty string. ``rows``: the
-    leaderboard's rows to set side by side (``method``, ``win_rate_p_sim_eval``, ``win_rate_human``): the methods,
-    without a baseline far below them, whose gap would name it whatever the methods do."""
-    ppl = crowds.get("people") or []
-    if not ppl or rho >= min(ppl) or sum(ppl) / len(ppl) < target or len(rows) < 4:
+def judges_taste_sentence(crowds: dict, leave_out: tuple[str, ...] = ("base",)) -> str:
+    """How much of the judges' ranking is theirs to keep, from :func:`other_crowds`' draws of the judges: how well the
+    judges drawn again rank the methods as their first draw and as the book's people do, and the rows (other than
+    ``leave_out``: a baseline far below the methods would be named whatever the methods do) that the judges rate
+    above or below the people in every draw, beyond the rows' mean gap. Empty when the judges were not drawn again."""
+    gaps = {k: v for k, v in crowds.get("gaps", {}).items() if k not in leave_out}
+    again = crowds.get("judges_again") or []
+    if not again or len(gaps) < 3:
         return ""
-    gaps = {r["method"]: r["win_rate_p_sim_eval"] - r["win_rate_human"] for r in rows}
-    mean = sum(gaps.values()) / len(gaps)
-    order = sorted(gaps, key=lambda k: (gaps[k], k))
-    named = lambda ks: " and ".join(f"{k} ({gaps[k]:+.1f})" for k in ks)  # noqa: E731
-    return ("Other crowds reproduce the people's order on the same outputs, so what the judges miss is not the noise of "
-            "judging them but the judges' own taste, which the book does not tune to the people's: against their mean "
-            f"gap of {mean:+.1f} points from the people, they rate {named(order[::-1][:2])} highest and "
-            f"{named(order[:2])} lowest.")
+    k = len(next(iter(gaps.values())))
+    mean = [sum(g[i] for g in gaps.values()) / len(gaps) for i in range(k)]  # per draw: how far the judges run high
+    rel = {m: [g[i] - mean[i] for i in range(k)] for m, g in gaps.items()}
+    above = sorted((m for m, r in rel.items() if min(r) > 0), key=lambda m: -sum(rel[m]))
+    below = sorted((m for m, r in rel.items() if max(r) < 0), key=lambda m: sum(rel[m]))
+    vs = crowds["judges_again_vs_people"]
+    text = (f"Drawn again ({len(again)} more draws: which member takes each pair, how it samples its label), the judges "
+            f"rank the methods with Spearman {min(again):.2f}–{max(again):.2f} against their first draw and "
+            f"{min(vs):.2f}–{max(vs):.2f} against the book's people.")
+    avg = lambda m: sum(rel[m]) / k  # noqa: E731
+    named = lambda ms: " and ".join(f"{m} ({avg(m):+.1f})" for m in ms)  # noqa: E731
+    if above or below:
+        parts = ([f"above the people in every draw: {named(above)}"] if above else []) + (
+            [f"below them in every draw: {named(below)}"] if below else [])
+        text += (" Set against how far the judges run from the people on the average row, the rows the judges put "
+                 + "; ".join(parts) + " (points, averaged over the draws): the judges' taste, not their noise.")
+    else:
+        text += " No row stays above or below the people's order in every draw: what parts them is the judges' noise."
+    return text
 
 
 def straddles(low: float, high: float, bounds: tuple[float | None, float | None]) -> bool:
