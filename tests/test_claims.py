@@ -177,13 +177,15 @@ def test_a_ranking_below_another_crowds_is_set_beside_it():
 
 def test_a_ranking_miss_says_what_the_judges_drawn_again_keep():
     m = _with("leaderboard.spearman_sim_vs_human", 0.7)
+    judges = {"ppo": [43, 45], "quark": [19, 21], "dpo": [29, 31], "kto": [31, 29]}
+    people = {"ppo": [35, 37], "quark": [23, 25], "dpo": [30, 30], "kto": [30, 30]}
     m["leaderboard"]["spearman_other_crowds"] = {"crowds": [1, 2, 3], "people": [0.90, 0.95, 0.98],
                                                  "sim": [0.72, 0.68, 0.71], "judges_again": [0.8],
                                                  "judges_again_vs_people": [0.75],
-                                                 "gaps": {"ppo": [4.0, 3.0], "quark": [-1.0, -2.0], "dpo": [0.0, 2.0]}}
-    why = C.reasons(m, C.claims(m))
+                                                 "win_rates": {"judges": judges, "people": people}}
+    why = C.reasons(m, C.claims(m))  # gaps +8, -4, 0, 0 (mean +1); noise sqrt(2 / 2 + 1 / 2) = 1.2
     assert "is below that range" in why and "mostly noise" not in why
-    assert "above the people in every draw: ppo (+2.5)" in why and "below them in every draw: quark (-2.5)" in why
+    assert "are ppo (+7.0), quark (-5.0): there the judges' taste differs" in why
 
 
 def test_a_flat_reward_model_curve_gives_what_the_labels_buy_per_doubling():

@@ -66,7 +66,9 @@ def test_other_crowds_rank_as_the_books_people_on_rows_far_apart(micro_farm):
     same = other_crowds(micro_farm, names, crowds=(0,), judge_draws=(0,))
     assert same["people"] == [pytest.approx(1.0)]  # seed 0 is the book's crowd
     assert same["judges_again"] == [pytest.approx(1.0)] and same["judges_again_vs_people"] == [pytest.approx(same["sim"][0])]
-    assert r["judge_draws"] == [1, 2] and all(len(g) == 3 for g in r["gaps"].values()) and set(r["gaps"]) == set(names)
+    assert r["judge_draws"] == [1, 2] and set(r["win_rates"]["judges"]) == set(names)
+    assert all(len(v) == 3 for v in r["win_rates"]["judges"].values())  # the first draw and two more
+    assert all(len(v) == 3 for v in r["win_rates"]["people"].values())  # the book's crowd and crowds 1 and 2
 
 
 @pytest.mark.parametrize("people, sim, rho, target, says, not_says", [
@@ -81,18 +83,22 @@ def test_the_other_crowds_sentence_reads_the_numbers(people, sim, rho, target, s
     assert all(s in text for s in says) and not any(s in text for s in not_says), text
 
 
-def test_the_judges_drawn_again_name_the_rows_they_part_from_the_people_in_every_draw():
+def test_the_judges_drawn_again_name_the_rows_that_part_from_the_people_beyond_their_noise():
     from farmlib.evaluation.intervals import judges_taste_sentence
 
-    # judges' win-rate less the people's, per draw of the judges (means per draw: +1.0, +1.0, +1.0 without base)
-    gaps = {"best_of_n": [3.0, 3.0, 2.5], "quark": [-1.5, -2.5, -2.5], "sft10k": [3.0, 0.5, 1.0],
-            "ppo": [-0.5, 1.0, 1.0], "dpo": [1.0, 3.0, 3.0], "base": [-3.5, -9.0, -9.0]}
-    crowds = {"judges_again": [0.85, 0.8], "judges_again_vs_people": [0.75, 0.7], "gaps": gaps}
+    judges = {"a": [40, 41, 42], "b": [30, 31, 29], "c": [27, 26, 28], "d": [35, 35, 35], "e": [20, 21, 19],
+              "f": [25, 25, 25], "base": [5, 5, 5]}
+    people = {"a": [33, 34, 35], "b": [30, 30, 30], "c": [27, 27, 27], "d": [34, 35, 36], "e": [20, 20, 20],
+              "f": [24, 25, 26], "base": [9, 9, 9]}
+    crowds = {"judges_again": [0.85, 0.8], "judges_again_vs_people": [0.75, 0.7],
+              "win_rates": {"judges": judges, "people": people}}
     text = judges_taste_sentence(crowds)
     assert "Spearman 0.80–0.85 against their first draw and 0.70–0.75 against the book's people" in text
-    # relative gaps: best_of_n +2, +2, +1.5 (mean +1.8); quark -2.5, -3.5, -3.5 (-3.2); dpo 0, +2, +2: not in every draw
-    assert "above the people in every draw: best_of_n (+1.8)" in text and "below them in every draw: quark (-3.2)" in text
-    assert "dpo" not in text and "base" not in text and "the judges' taste, not their noise" in text
-    crowds["gaps"] = {"a": [1.0, -1.0], "b": [-1.0, 1.0], "c": [0.0, 0.0]}
-    assert "No row stays above or below" in judges_taste_sentence(crowds)
+    # gaps a +7, the others 0: mean +7/6; pooled variance between draws 4/6 (judges) and 3/6 (people), over 3 draws:
+    # noise sqrt(2/9 + 1/6) = 0.62; a parts by +5.8, every other row by -1.2, under twice the noise
+    assert "the judges run +1.2 points from the people on the average row" in text
+    assert "more than twice its noise (± 0.6) are a (+5.8): there the judges' taste differs" in text
+    assert "base" not in text and "b (" not in text
+    judges["a"] = [34, 35, 33]
+    assert "no row parts from that by more than twice its noise" in judges_taste_sentence(crowds)
     assert judges_taste_sentence({"crowds": [1], "people": [0.9], "sim": [0.7]}) == ""  # not drawn again: nothing

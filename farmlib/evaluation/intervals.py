@@ -10,7 +10,9 @@ Nothing here is imported by an artifact's builder: these read what the chapters 
 
 from __future__ import annotations
 
+import math
 import random
+import statistics
 
 
 def _quantiles(draws: list[float], level: float) -> tuple[float, float]:
@@ -67,9 +69,9 @@ def other_crowds(farm, names: list[str], crowds: tuple[int, ...] = (1, 2, 3, 4, 
 
     Each of ``judge_draws`` seeds another draw of the judges (which member takes each pair, how each samples its
     label): ``judges_again`` is its Spearman against the judges' own first draw, ``judges_again_vs_people`` against
-    the book's people, and ``gaps`` gives each of ``names`` its judges' win-rate less the people's, one per draw of
-    the judges (the first draw's first). A row the judges rate above or below the people in every draw parts them by
-    the judges' taste; a gap that changes sign between draws is the judges' own noise.
+    the book's people. ``win_rates`` keeps every draw's win-rate of each of ``names``: ``people`` the book's crowd and
+    then each of ``crowds``, ``judges`` the first draw and then each of ``judge_draws``
+    (:func:`judges_taste_sentence` reads them).
     """
     from farmlib.evaluation.end_to_end import _spearman
     from farmlib.methods import outputs
@@ -86,7 +88,8 @@ def other_crowds(farm, names: list[str], crowds: tuple[int, ...] = (1, 2, 3, 4, 
             "sim": [float(_spearman(judges, o)) for o in others],
             "judge_draws": list(judge_draws), "judges_again": [float(_spearman(judges, a)) for a in again],
             "judges_again_vs_people": [float(_spearman(book, a)) for a in again],
-            "gaps": {name: [j[i] - book[i] for j in [judges, *again]] for i, name in enumerate(names)}}
+            "win_rates": {"people": {n: [r[i] for r in [book, *others]] for i, n in enumerate(names)},
+                          "judges": {n: [r[i] for r in [judges, *again]] for i, n in enumerate(names)}}}
 
 
 def other_crowds_sentence(crowds: dict[str, list], rho: float, target: float) -> str:
@@ -107,33 +110,36 @@ def other_crowds_sentence(crowds: dict[str, list], rho: float, target: float) ->
 
 
 def judges_taste_sentence(crowds: dict, leave_out: tuple[str, ...] = ("base",)) -> str:
-    """How much of the judges' ranking is theirs to keep, from :func:`other_crowds`' draws of the judges: how well the
-    judges drawn again rank the methods as their first draw and as the book's people do, and the rows (other than
-    ``leave_out``: a baseline far below the methods would be named whatever the methods do) that the judges rate
-    above or below the people in every draw, beyond the rows' mean gap. Empty when the judges were not drawn again."""
-    gaps = {k: v for k, v in crowds.get("gaps", {}).items() if k not in leave_out}
-    again = crowds.get("judges_again") or []
-    if not again or len(gaps) < 3:
+    """How much of the judges' ranking is theirs to keep, from :func:`other_crowds`' draws: how well the judges drawn
+    again rank the methods as their first draw and as the book's people do, and the rows (other than ``leave_out``: a
+    baseline far below the methods would be named whatever the methods do) where the judges' mean win-rate over their
+    draws parts from the people's mean over their crowds by more than twice its noise, once the average row's gap is
+    set aside. The noise of a row's gap comes from how much one draw differs from another (the variance between
+    draws, pooled over the rows, over the number of draws; the judges' and the people's added). Empty when the
+    judges were not drawn again."""
+    rates = crowds.get("win_rates")
+    if not crowds.get("judges_again") or not rates:
         return ""
-    k = len(next(iter(gaps.values())))
-    mean = [sum(g[i] for g in gaps.values()) / len(gaps) for i in range(k)]  # per draw: how far the judges run high
-    rel = {m: [g[i] - mean[i] for i in range(k)] for m, g in gaps.items()}
-    above = sorted((m for m, r in rel.items() if min(r) > 0), key=lambda m: -sum(rel[m]))
-    below = sorted((m for m, r in rel.items() if max(r) < 0), key=lambda m: sum(rel[m]))
-    vs = crowds["judges_again_vs_people"]
+    rows = [m for m in rates["judges"] if m not in leave_out]
+    if len(rows) < 3:
+        return ""
+    J, P = rates["judges"], rates["people"]
+    gap = {m: statistics.fmean(J[m]) - statistics.fmean(P[m]) for m in rows}
+    mean = statistics.fmean(gap.values())
+    var = lambda d: statistics.fmean(statistics.variance(d[m]) for m in rows) / len(d[rows[0]])  # noqa: E731
+    se = math.sqrt(var(J) + var(P))
+    apart = sorted((m for m in rows if abs(gap[m] - mean) > 2 * se), key=lambda m: -(gap[m] - mean))
+    again, vs = crowds["judges_again"], crowds["judges_again_vs_people"]
     text = (f"Drawn again ({len(again)} more draws: which member takes each pair, how it samples its label), the judges "
             f"rank the methods with Spearman {min(again):.2f}–{max(again):.2f} against their first draw and "
-            f"{min(vs):.2f}–{max(vs):.2f} against the book's people.")
-    avg = lambda m: sum(rel[m]) / k  # noqa: E731
-    named = lambda ms: " and ".join(f"{m} ({avg(m):+.1f})" for m in ms)  # noqa: E731
-    if above or below:
-        parts = ([f"above the people in every draw: {named(above)}"] if above else []) + (
-            [f"below them in every draw: {named(below)}"] if below else [])
-        text += (" Set against how far the judges run from the people on the average row, the rows the judges put "
-                 + "; ".join(parts) + " (points, averaged over the draws): the judges' taste, not their noise.")
-    else:
-        text += " No row stays above or below the people's order in every draw: what parts them is the judges' noise."
-    return text
+            f"{min(vs):.2f}–{max(vs):.2f} against the book's people. Over all {len(J[rows[0]])} draws of the judges and "
+            f"{len(P[rows[0]])} crowds of people, the judges run {mean:+.1f} points from the people on the average row")
+    if not apart:
+        return text + (f", and no row parts from that by more than twice its noise (± {se:.1f}): the judges' ranking "
+                       "misses the people's by their own noise, not by a taste of theirs.")
+    return text + (f"; the rows that part from that by more than twice its noise (± {se:.1f}) are "
+                   + ", ".join(f"{m} ({gap[m] - mean:+.1f})" for m in apart)
+                   + ": there the judges' taste differs from the people's, whatever the draw.")
 
 
 def straddles(low: float, high: float, bounds: tuple[float | None, float | None]) -> bool:
