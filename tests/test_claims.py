@@ -183,7 +183,7 @@ def test_a_ranking_miss_says_what_the_judges_drawn_again_keep():
                                                  "sim": [0.72, 0.68, 0.71], "judges_again": [0.8],
                                                  "judges_again_vs_people": [0.75],
                                                  "win_rates": {"judges": judges, "people": people}}
-    why = C.reasons(m, C.claims(m))  # gaps +8, -4, 0, 0 (mean +1); noise sqrt(2 / 2 + 1 / 2) = 1.2
+    why = C.reasons(m, C.claims(m))  # gaps +8, -4, 0, 0 (mean +1); noise sqrt(1.5 / 2 + 0.5 / 2) = 1.0
     assert "is below that range" in why and "mostly noise" not in why
     assert "are ppo (+7.0), quark (-5.0): there the judges' taste differs" in why
 

@@ -86,19 +86,24 @@ def test_the_other_crowds_sentence_reads_the_numbers(people, sim, rho, target, s
 def test_the_judges_drawn_again_name_the_rows_that_part_from_the_people_beyond_their_noise():
     from farmlib.evaluation.intervals import judges_taste_sentence
 
-    judges = {"a": [40, 41, 42], "b": [30, 31, 29], "c": [27, 26, 28], "d": [35, 35, 35], "e": [20, 21, 19],
-              "f": [25, 25, 25], "base": [5, 5, 5]}
-    people = {"a": [33, 34, 35], "b": [30, 30, 30], "c": [27, 27, 27], "d": [34, 35, 36], "e": [20, 20, 20],
-              "f": [24, 25, 26], "base": [9, 9, 9]}
+    # each draw's deviations cancel over the rows, so no draw runs higher than another on the average row
+    judges = {"a": [40, 41, 42], "b": [31, 30, 29], "c": [27, 28, 26], "d": [35, 34, 36], "e": [21, 20, 19],
+              "f": [24, 25, 26], "base": [5, 5, 5]}
+    people = {"a": [33, 34, 35], "b": [30, 30, 30], "c": [28, 27, 26], "d": [35, 35, 35], "e": [20, 20, 20],
+              "f": [25, 25, 25], "base": [9, 9, 9]}
     crowds = {"judges_again": [0.85, 0.8], "judges_again_vs_people": [0.75, 0.7],
               "win_rates": {"judges": judges, "people": people}}
     text = judges_taste_sentence(crowds)
     assert "Spearman 0.80–0.85 against their first draw and 0.70–0.75 against the book's people" in text
-    # gaps a +7, the others 0: mean +7/6; pooled variance between draws 4/6 (judges) and 3/6 (people), over 3 draws:
-    # noise sqrt(2/9 + 1/6) = 0.62; a parts by +5.8, every other row by -1.2, under twice the noise
+    # gaps a +7, the others 0: mean +7/6; pooled variance between draws 1 (judges) and 2/6 (people), over 3 draws:
+    # noise sqrt(1/3 + 1/9) = 0.67; a parts by +5.8, every other row by -1.2, under twice the noise
     assert "the judges run +1.2 points from the people on the average row" in text
-    assert "more than twice its noise (± 0.6) are a (+5.8): there the judges' taste differs" in text
+    assert "more than twice its noise (± 0.7) are a (+5.8): there the judges' taste differs" in text
     assert "base" not in text and "b (" not in text
     judges["a"] = [34, 35, 33]
     assert "no row parts from that by more than twice its noise" in judges_taste_sentence(crowds)
+    judges["a"] = [40, 41, 42]
+    for v in people.values():  # the second crowd 6 points kinder on every row: no row's place moves, no noise added
+        v[1] += 6
+    assert "more than twice its noise (± 0.7) are a (+5.8)" in judges_taste_sentence(crowds)
     assert judges_taste_sentence({"crowds": [1], "people": [0.9], "sim": [0.7]}) == ""  # not drawn again: nothing

@@ -114,21 +114,27 @@ def judges_taste_sentence(crowds: dict, leave_out: tuple[str, ...] = ("base",)) 
     again rank the methods as their first draw and as the book's people do, and the rows (other than ``leave_out``: a
     baseline far below the methods would be named whatever the methods do) where the judges' mean win-rate over their
     draws parts from the people's mean over their crowds by more than twice its noise, once the average row's gap is
-    set aside. The noise of a row's gap comes from how much one draw differs from another (the variance between
-    draws, pooled over the rows, over the number of draws; the judges' and the people's added). Empty when the
-    judges were not drawn again."""
+    set aside. A row's noise is how much its place moves from one draw to another: each draw less its own mean over
+    the rows (a crowd harsher on every row moves no row's place), the variance between draws pooled over the rows and
+    divided by the number of draws, the judges' and the people's added. Empty when the judges were not drawn again."""
     rates = crowds.get("win_rates")
     if not crowds.get("judges_again") or not rates:
         return ""
     rows = [m for m in rates["judges"] if m not in leave_out]
     if len(rows) < 3:
         return ""
+
+    def placed(d: dict[str, list[float]]) -> dict[str, list[float]]:  # each draw less its mean over the rows
+        means = [statistics.fmean(d[m][i] for m in rows) for i in range(len(d[rows[0]]))]
+        return {m: [x - mu for x, mu in zip(d[m], means)] for m in rows}
+
     J, P = rates["judges"], rates["people"]
-    gap = {m: statistics.fmean(J[m]) - statistics.fmean(P[m]) for m in rows}
-    mean = statistics.fmean(gap.values())
+    pj, pp = placed(J), placed(P)
+    mean = statistics.fmean(statistics.fmean(J[m]) - statistics.fmean(P[m]) for m in rows)
+    gap = {m: statistics.fmean(pj[m]) - statistics.fmean(pp[m]) for m in rows}  # the row's gap less the average's
     var = lambda d: statistics.fmean(statistics.variance(d[m]) for m in rows) / len(d[rows[0]])  # noqa: E731
-    se = math.sqrt(var(J) + var(P))
-    apart = sorted((m for m in rows if abs(gap[m] - mean) > 2 * se), key=lambda m: -(gap[m] - mean))
+    se = math.sqrt(var(pj) + var(pp))
+    apart = sorted((m for m in rows if abs(gap[m]) > 2 * se), key=lambda m: -gap[m])
     again, vs = crowds["judges_again"], crowds["judges_again_vs_people"]
     text = (f"Drawn again ({len(again)} more draws: which member takes each pair, how it samples its label), the judges "
             f"rank the methods with Spearman {min(again):.2f}–{max(again):.2f} against their first draw and "
@@ -138,7 +144,7 @@ def judges_taste_sentence(crowds: dict, leave_out: tuple[str, ...] = ("base",)) 
         return text + (f", and no row parts from that by more than twice its noise (± {se:.1f}): the judges' ranking "
                        "misses the people's by their own noise, not by a taste of theirs.")
     return text + (f"; the rows that part from that by more than twice its noise (± {se:.1f}) are "
-                   + ", ".join(f"{m} ({gap[m] - mean:+.1f})" for m in apart)
+                   + ", ".join(f"{m} ({gap[m]:+.1f})" for m in apart)
                    + ": there the judges' taste differs from the people's, whatever the draw.")
 
 
