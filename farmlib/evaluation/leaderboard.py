@@ -247,4 +247,3 @@ def sim_vs_people(ax, rows: pd.DataFrame, title: str = "", far: float = 10.0, si
     ax.figure.tight_layout()
     label_points(ax, xs, ys, shown["method"], keep_clear=clear)
     return left_off["method"].tolist()
-
