@@ -47,6 +47,7 @@ METRICS = {
     "12_quark": ("quark", _WIN_RATE),
     "13_kto": ("kto", _WIN_RATE),
     "14_leaderboard": ("leaderboard", {"rows": list, "spearman_sim_vs_human": float, "spearman_interval": dict,
+                                      "spearman_with_expert": float,
                                       "seed_runs": list, "seed_summary": list, "versus_sft10k": list, "versus_sft10k_board": list}),
     "15_length": ("length", {"rows": list, "spearman_length_raw": dict, "spearman_length_lc": dict,
                              "best_of_n_length": dict, "ppo_length": dict, "n_prompts": int, "config": dict,
