@@ -24,6 +24,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from farmlib.artifacts import WAITING_ENV, read_json, write_json
+from farmlib.course import write_times_page
 from farmlib.progress import ENV as PROGRESS_ENV
 from farmlib.progress import THREADS_ENV, latest
 
@@ -596,6 +597,8 @@ def build_book(profile: str = "tiny", root: str | Path = ".", html: bool = True,
             times.update(seconds)
             ran.update(seconds)
         if html:
+            chapter_times = {k: v for k, v in prev.items() if isinstance(v, (int, float)) and k not in ("html", "total")}
+            write_times_page(root, {**chapter_times, **ran}, {**prev.get("cpu_seconds", {}), **cpu}, resolved.name)
             status.chapter(len(todo), "building HTML with Jupyter Book")
             t0 = time.time()
             cmd = [sys.executable, "-c", "from jupyter_book.cli.main import main; main()",
