@@ -46,6 +46,10 @@ def runs_root() -> Path:
     return Path(os.environ.get("FARM_RUNS", "runs"))
 
 
+#: A file to which a process appends the name of each artifact it builds (``farm book`` sets it per chapter: a
+#: chapter's time is a cold one when it built something, :mod:`farmlib.course`).
+BUILT_LOG_ENV = "FARM_BUILT_LOG"
+
 #: A file a process creates while it waits for another process's artifact (``farm book`` sets it per chapter:
 #: a waiting chapter does not count as computing, so another chapter may start meanwhile).
 WAITING_ENV = "FARM_WAITING"
@@ -149,6 +153,9 @@ class ArtifactStore:
                 shutil.rmtree(final)
             os.replace(work, final)
             self._verified.add(final)
+            if os.environ.get(BUILT_LOG_ENV):
+                with open(os.environ[BUILT_LOG_ENV], "a") as fh:
+                    fh.write(f"{kind}/{final.name}\n")
         return final
 
     def _intact(self, final: Path, repair: bool) -> bool:

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from contextlib import contextmanager
 from pathlib import Path
 
-from farmlib.artifacts import WAITING_ENV, read_json, write_json
+from farmlib.artifacts import BUILT_LOG_ENV, WAITING_ENV, read_json, write_json
 from farmlib.course import write_times_page
 from farmlib.progress import ENV as PROGRESS_ENV
 from farmlib.progress import THREADS_ENV, latest
@@ -440,14 +440,16 @@ def _execute_main() -> None:
 def _execute_side_by_side(pending: list[tuple[int, Path]], jobs: int, params: dict, root: Path,
                           key_of: Callable[[Path, list[str]], str], summaries: set[Path], metrics: Path,
                           status: Status, max_running: int | None = None,
-                          executed: Path | None = None, cpu: dict[str, float] | None = None) -> dict[str, float]:
+                          executed: Path | None = None, cpu: dict[str, float] | None = None,
+                          built: set[str] | None = None) -> dict[str, float]:
     """Execute ``pending`` chapters (numbered) in reading order into ``executed`` (default ``root/book/chapters``),
     ``jobs`` computing at a time, each in its own process with ``cores // jobs`` threads (all the cores while it
     computes alone: :func:`farmlib.progress.follow_threads`); record each as it finishes. A chapter waiting for an artifact
     another chapter is building does not count (it holds no core), so the next chapter starts meanwhile, up
     to ``max_running`` chapters in all: chapter 4's judges, which need only the base LM, train while
     chapter 3 waits for chapter 2's SFT model. After a failure no new chapter starts; the running ones
-    finish, then the first failure is raised. ``cpu``: filled with each chapter's CPU seconds."""
+    finish, then the first failure is raised. ``cpu``: filled with each chapter's CPU seconds; ``built``: with the
+    chapters that built an artifact."""
     import shutil
 
     max_running = max_running or 2 * jobs
@@ -479,6 +481,7 @@ def _execute_side_by_side(pending: list[tuple[int, Path]], jobs: int, params: di
                 folder = Path(tempfile.mkdtemp(prefix="farm-chapter-"))
                 env = {**os.environ, PROGRESS_ENV: str(folder / "progress.txt"),
                        METRICS_LOG_ENV: str(folder / "metrics.log"), WAITING_ENV: str(folder / "waiting.txt"),
+                       BUILT_LOG_ENV: str(folder / "built.log"),
                        THREADS_ENV: str(folder / "threads.txt"), "OMP_NUM_THREADS": threads,
                        "MKL_NUM_THREADS": threads}
                 cmd = [sys.executable, "-c", "from farmlib.book import _execute_main; _execute_main()", str(nb),
@@ -499,6 +502,8 @@ def _execute_side_by_side(pending: list[tuple[int, Path]], jobs: int, params: di
                     used = float((folder / "cpu.txt").read_text()) if (folder / "cpu.txt").exists() else None
                     if cpu is not None and used is not None:
                         cpu[nb.stem] = used
+                    if built is not None and (folder / "built.log").exists():
+                        built.add(nb.stem)
                     status.done(f"[{i}/{status.n}] {nb.stem}: {seconds[nb.stem]:.1f} s"
                                 + (f" ({used:.0f} s of CPU)" if used is not None else ""))
                 else:
@@ -564,6 +569,7 @@ def build_book(profile: str = "tiny", root: str | Path = ".", html: bool = True,
     times: dict[str, float] = {}
     ran: dict[str, float] = {}  # seconds of the steps that ran (not reused)
     cpu: dict[str, float] = {}  # their CPU seconds: the work a build's wall clock shares among the cores
+    built: set[str] = set()  # the chapters that built an artifact: their times are cold ones
     jobs = max(1, jobs or default_jobs(profile))
     t_build = time.time()
     with _book_lock(runs / ".book.lock"), Status(len(todo), estimate and estimate / jobs) as status:
@@ -577,14 +583,17 @@ def build_book(profile: str = "tiny", root: str | Path = ".", html: bool = True,
                 dst = executed / nb.name
                 with tempfile.TemporaryDirectory(prefix="farm-chapter-") as tmp:
                     log = Path(tmp) / "metrics.log"
-                    os.environ[METRICS_LOG_ENV] = str(log)
+                    os.environ[METRICS_LOG_ENV], os.environ[BUILT_LOG_ENV] = str(log), str(Path(tmp) / "built.log")
                     c0 = _cpu_seconds()
                     try:
                         times[nb.stem] = ran[nb.stem] = execute_notebook(nb, dst, params, cwd=root,
                                                                               on_cell=status.on_cell)
                     finally:
                         os.environ.pop(METRICS_LOG_ENV, None)
+                        os.environ.pop(BUILT_LOG_ENV, None)
                     cpu[nb.stem] = _cpu_seconds() - c0
+                    if (Path(tmp) / "built.log").exists():
+                        built.add(nb.stem)
                     written = _written(log)
                     _record(dst, key_of(nb, written), metrics, written, times[nb.stem])
                 status.done(f"[{i}/{len(todo)}] {nb.stem}: {times[nb.stem]:.1f} s"
@@ -593,12 +602,15 @@ def build_book(profile: str = "tiny", root: str | Path = ".", html: bool = True,
                 pending.append((i, nb))
         if pending:
             seconds = _execute_side_by_side(pending, jobs, params, root, key_of, summaries, metrics, status,
-                                            executed=executed, cpu=cpu)
+                                            executed=executed, cpu=cpu, built=built)
             times.update(seconds)
             ran.update(seconds)
+        cold = {**prev.get("cold", {}), **{c: ran[c] for c in built}}
+        cold_cpu = {**prev.get("cold_cpu_seconds", {}), **{c: cpu[c] for c in built if c in cpu}}
         if html:
-            chapter_times = {k: v for k, v in prev.items() if isinstance(v, (int, float)) and k not in ("html", "total")}
-            write_times_page(root, {**chapter_times, **ran}, {**prev.get("cpu_seconds", {}), **cpu}, resolved.name)
+            latest = {k: v for k, v in prev.items() if isinstance(v, (int, float)) and k not in ("html", "total")}
+            write_times_page(root, {**latest, **ran, **cold}, {**prev.get("cpu_seconds", {}), **cpu, **cold_cpu},
+                             resolved.name)
             status.chapter(len(todo), "building HTML with Jupyter Book")
             t0 = time.time()
             cmd = [sys.executable, "-c", "from jupyter_book.cli.main import main; main()",
@@ -614,5 +626,6 @@ def build_book(profile: str = "tiny", root: str | Path = ".", html: bool = True,
     times["total"] = time.time() - t_build  # wall clock: chapters side by side overlap
     if only is None and parameters is None:  # a whole default build: the next build's estimate
         write_json(last, {**{k: v for k, v in prev.items() if k != "total"}, **ran,
-                          "cpu_seconds": {**prev.get("cpu_seconds", {}), **cpu}})
+                          "cpu_seconds": {**prev.get("cpu_seconds", {}), **cpu},
+                          "cold": cold, "cold_cpu_seconds": cold_cpu})
     return times

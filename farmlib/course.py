@@ -2,9 +2,10 @@
 book was built.
 
 ``farm book`` writes :func:`times_page` to :data:`TIMES_PAGE` just before it renders the HTML, from the seconds each
-chapter took the last time it ran (this build's chapters and, for those it reused, the earlier build's, as
-``runs/<profile>/metrics/build_times.json`` keeps them); the course page includes it. So the table a lecturer plans
-with is the machine's own, never a number copied from another build.
+chapter took the last time it built an artifact (trained, sampled or judged what it shows: a cold run), else the
+last time it ran, as ``runs/<profile>/metrics/build_times.json`` keeps them (``cold``, then the chapters' own
+fields); the course page includes it. So the table a lecturer plans with is the machine's own, never a number
+copied from another build, and a rebuild that only reads its artifacts does not replace what building them cost.
 """
 
 from __future__ import annotations
@@ -70,11 +71,12 @@ def times_page(seconds: dict[str, float], cpu: dict[str, float], profile: str, w
         lines.append(f"| {r['week']} | {r['session']} | {each} | {_seconds(r['total'])} ({_seconds(r['total_cpu'])}) |")
     timed = [r for r in rows if r["total_cpu"] is not None]
     text = (f"The times are this book's: profile `{profile}`, built on {where or machine()}; each chapter's "
-            "wall-clock seconds the last time it ran, and in brackets its CPU seconds. Two chapters run side by "
-            "side, so a wall clock is shared with another chapter and counts the time spent waiting for an "
-            "artifact the other is building; the CPU seconds are the chapter's own work. A chapter that found its "
-            "artifacts already built took only the seconds it needs to read them (a rebuild after the first), and "
-            "a dash marks a chapter whose time this book's builds have not recorded.")
+            "wall-clock seconds the last time it built what it shows (trained, sampled or judged it: what a first "
+            "build costs), or the last time it ran if it only reads what other chapters built, and in brackets "
+            "its CPU seconds. Two chapters run side by side, so a wall clock is shared with another chapter and "
+            "counts the time spent waiting for an artifact the other is building; the CPU seconds are the "
+            "chapter's own work. Once built, a chapter re-executes from its artifacts in seconds. A dash marks a "
+            "chapter whose time this book's builds have not recorded.")
     if len(timed) >= 2:
         top = sorted(timed, key=lambda r: -r["total_cpu"])[:2]
         share = sum(r["total_cpu"] for r in top) / sum(r["total_cpu"] for r in timed)

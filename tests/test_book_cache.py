@@ -203,3 +203,27 @@ def test_a_change_to_the_books_css_alone_reaches_the_built_html(tmp_path):
     assert book._sync_static(tmp_path) == ["farm.css"]
     assert (built / "farm.css").read_text() == "td { padding: 1em }" and (built / "theme.css").read_text() == "the theme's own"
     assert book._sync_static(tmp_path) == []  # equal now: nothing to do
+
+
+def test_a_chapters_cold_time_is_kept_when_a_rebuild_only_reads(toy):
+    """A chapter that built an artifact records its time as a cold one; a forced rebuild that finds the artifact
+    built updates the chapter's last time but keeps the cold one (the course page's table reads both)."""
+    build = """
+from farmlib.artifacts import ArtifactStore
+import time
+def slow(work):
+    time.sleep(4)
+ArtifactStore(runs / "store").get_or_build("x", {}, slow)"""
+    write_chapter(toy.root, "01_a", extra=build)
+    times = toy.runs / "micro" / "metrics" / "build_times.json"
+    for jobs in (1, 2):
+        shutil.rmtree(toy.runs / "store", ignore_errors=True)
+        times.unlink(missing_ok=True)
+        toy.build(jobs=jobs, force=True)
+        first = json.loads(times.read_text())
+        assert set(first["cold"]) == {"01_a"} and first["cold"]["01_a"] == first["01_a"] >= 4
+        assert first["cold_cpu_seconds"]["01_a"] == first["cpu_seconds"]["01_a"]
+        toy.build(jobs=jobs, force=True)
+        again = json.loads(times.read_text())
+        assert again["cold"] == first["cold"] and again["01_a"] < first["01_a"] - 3, (first, again)
+        assert again["02_b"] != first["02_b"]  # ran again, built nothing: its last time only
