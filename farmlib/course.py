@@ -64,10 +64,10 @@ def times_page(seconds: dict[str, float], cpu: dict[str, float], profile: str, w
     per chapter (``build_times.json``'s fields), ``profile`` the book's, ``where`` the machine (default
     :func:`machine`)."""
     rows = sessions(seconds, cpu)
-    lines = ["| week | session | chapters: seconds (CPU seconds) | the session: seconds (CPU seconds) |",
+    lines = ["| week | session | chapter: seconds (CPU seconds) | the session: seconds (CPU seconds) |",
              "|---|---|---|---|"]
     for r in rows:
-        each = ", ".join(f"{c[:2]} {_seconds(r['seconds'][c])} ({_seconds(r['cpu'][c])})" for c in r["chapters"])
+        each = ", ".join(f"{int(c[:2])}: {_seconds(r['seconds'][c])} ({_seconds(r['cpu'][c])})" for c in r["chapters"])
         lines.append(f"| {r['week']} | {r['session']} | {each} | {_seconds(r['total'])} ({_seconds(r['total_cpu'])}) |")
     timed = [r for r in rows if r["total_cpu"] is not None]
     text = (f"The times are this book's: profile `{profile}`, built on {where or machine()}; each chapter's "
@@ -75,7 +75,7 @@ def times_page(seconds: dict[str, float], cpu: dict[str, float], profile: str, w
             "build costs), or the last time it ran if it only reads what other chapters built, and in brackets "
             "its CPU seconds. Two chapters run side by side, so a wall clock is shared with another chapter and "
             "counts the time spent waiting for an artifact the other is building; the CPU seconds are the "
-            "chapter's own work. Once built, a chapter re-executes from its artifacts in seconds. A dash marks a "
+            "chapter's own work. Once built, a chapter re-executes from its artifacts in a fraction of that. A dash marks a "
             "chapter whose time this book's builds have not recorded.")
     if len(timed) >= 2:
         top = sorted(timed, key=lambda r: -r["total_cpu"])[:2]

@@ -32,8 +32,8 @@ def test_sessions_add_up_what_ran_and_the_sentence_names_the_heaviest_weeks():
     assert rows[3]["total"] == 900 + 4 * 10 and rows[3]["total_cpu"] == 1200 + 4 * 10
     assert rows[4]["total"] == 30 and rows[4]["seconds"]["13_kto"] is None
     page = times_page(seconds, cpu, "tiny", where="a test CPU, 2 cores")
-    assert "| 3 | Reward models and methods without RL | 05 900 (1,200), 06 10 (10)" in page
-    assert "13 – (–)" in page
+    assert "| 3 | Reward models and methods without RL | 5: 900 (1,200), 6: 10 (10)" in page
+    assert "13: – (–)" in page
     assert "profile `tiny`, built on a test CPU, 2 cores" in page
     total = sum(cpu.values())
     assert f"Weeks 3 and 2 hold {(1240 + 600) / total:.0%} of the work" in page
