@@ -100,3 +100,39 @@ def label_points(ax, xs, ys, labels, fontsize="small", offset: tuple[float, floa
         choice[i] = (left, d)
         placed.append(boxes[i][left].translated(0, d))
     return [write(*p, left=left, shift_pt=d * 72.0 / fig.dpi) for p, (left, d) in zip(points, choice)]
+
+
+def zoomed_scatter(ax, rows, x: str, y: str, xerr: str, yerr: str, xlabel: str, ylabel: str, title: str = "",
+                   far: float = 10.0, group: str | None = None, group_labels: dict | None = None,
+                   name: str = "method", short: tuple[str, str] = ("x", "y")) -> list[str]:
+    """Two win-rates of the same rows against each other (columns ``x`` and ``y`` of ``rows``, standard errors
+    ``xerr`` and ``yerr``), a point per row with its error bars, the line where the two are equal, and each point
+    named (column ``name``); with ``group``, one colour per value of that column, named in the legend by
+    ``group_labels``. Methods sit within a few points of one another while a baseline sits twenty below or an
+    expert thirty above: drawn to one scale, the methods' names crowd into a corner and their order, which is
+    what the figure is for, cannot be read. So the axes hold the rows within ``far`` points of the median row on
+    both axes (all of them when fewer than three are), to the same scale on both, and a note in the corner gives
+    each row left off with its two win-rates (``short``: the two axes' names there). Returns the rows left off."""
+    xv, yv = rows[x], rows[y]
+    near = ((xv - xv.median()).abs() <= far) & ((yv - yv.median()).abs() <= far)
+    if near.sum() < 3:
+        near[:] = True
+    shown, left_off = rows[near], rows[~near]
+    xs, ys, xe, ye = shown[x], shown[y], shown[xerr], shown[yerr]
+    lo = min((xs - xe).min(), (ys - ye).min()) - 1
+    hi = max((xs + xe).max(), (ys + ye).max()) + 1
+    for key, g in (shown.groupby(group, sort=False) if group else [(None, shown)]):
+        ax.errorbar(g[x], g[y], xerr=g[xerr], yerr=g[yerr], fmt="o", capsize=2,
+                    label=None if key is None else (group_labels or {}).get(key, str(key)))
+    ax.plot([lo, hi], [lo, hi], ":", color="gray")
+    ax.set(xlim=(lo, hi), ylim=(lo, hi), aspect="equal", title=title, xlabel=xlabel, ylabel=ylabel)
+    clear = []
+    if group:
+        clear.append(ax.legend(loc="upper left", fontsize="small"))
+    if len(left_off):
+        clear.append(ax.text(0.98, 0.02, f"off the plot ({short[0]}, {short[1]}):\n" + "\n".join(
+            f"{r[name]} ({r[x]:.1f} %, {r[y]:.1f} %)" for _, r in left_off.iterrows()),
+            transform=ax.transAxes, ha="right", va="bottom", fontsize="x-small"))
+    ax.figure.tight_layout()
+    label_points(ax, xs, ys, shown[name], keep_clear=clear)
+    return left_off[name].tolist()

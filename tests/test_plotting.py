@@ -152,3 +152,23 @@ def test_the_simulator_figure_leaves_a_far_baseline_off_its_axes_and_names_it():
     fig, ax = plt.subplots()
     assert sim_vs_people(ax, rows[rows["method"] != "base"]) == []  # nothing far: nothing left off
     plt.close(fig)
+
+
+def test_a_zoomed_scatter_in_groups_names_them_and_leaves_far_rows_on_both_sides_off():
+    import pandas as pd
+
+    rows = pd.DataFrame({"method": NAMES + ["expert"], "sim": YS + [69.0], "people": XS + [68.5],
+                         "sim_se": [2.2] * 12, "people_se": [2.2] * 12,
+                         "feedback": [n not in ("sft10k", "sft52k", "base", "expert") for n in NAMES + ["expert"]]})
+    plotting.theme()
+    fig, ax = plt.subplots(figsize=(7, 6))
+    off = plotting.zoomed_scatter(ax, rows, "sim", "people", "sim_se", "people_se", "simulation (%)", "people (%)",
+                                  group="feedback", group_labels={True: "learns", False: "baseline"},
+                                  short=("simulation", "people"))
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    notes = [t.get_text() for t in ax.texts]
+    lo, hi = ax.get_xlim()
+    plt.close(fig)
+    assert off == ["base", "expert"] and sorted(legend) == ["baseline", "learns"]
+    assert any("off the plot (simulation, people):" in t and "expert (69.0 %, 68.5 %)" in t for t in notes)
+    assert 8.8 < lo and hi < 68.5 and ax.get_ylim() == (lo, hi)

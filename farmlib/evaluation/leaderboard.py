@@ -218,32 +218,10 @@ def side_by_side(farm, a: list[dict], b: list[dict], names: tuple[str, str], k: 
 
 def sim_vs_people(ax, rows: pd.DataFrame, title: str = "", far: float = 10.0, sim: str = "p_sim_eval",
                   people: str = "human") -> list[str]:
-    """The judges' win-rate against the people's, a point per row with its standard errors, the line where the
-    two are equal, and each point named. A leaderboard's methods sit within a few points of one another while a
-    baseline such as the base model sits twenty below; drawn to one scale, the methods' names crowd into a
-    corner and their order, which is what the figure is for, cannot be read. So the axes hold the rows within
-    ``far`` points of the median row under both annotators (all of them when fewer than three are), to the same
-    scale on both axes, and a note in the corner gives each row left off with its two win-rates. Returns the
-    methods left off."""
-    from farmlib.plotting import label_points
+    """The judges' win-rate (``sim``) against the people's, one point per row of a leaderboard, zoomed on the
+    rows near the median (:func:`farmlib.plotting.zoomed_scatter`). Returns the methods left off."""
+    from farmlib.plotting import zoomed_scatter
 
-    x, y = rows[f"win_rate_{people}"], rows[f"win_rate_{sim}"]
-    near = ((x - x.median()).abs() <= far) & ((y - y.median()).abs() <= far)
-    if near.sum() < 3:
-        near[:] = True
-    shown, left_off = rows[near], rows[~near]
-    xs, ys, xe, ye = (shown[f"{k}_{a}"] for k in ("win_rate", "se") for a in (people, sim))
-    lo = min((xs - xe).min(), (ys - ye).min()) - 1
-    hi = max((xs + xe).max(), (ys + ye).max()) + 1
-    ax.errorbar(xs, ys, xerr=xe, yerr=ye, fmt="o", capsize=2)
-    ax.plot([lo, hi], [lo, hi], ":", color="gray")
-    ax.set(xlim=(lo, hi), ylim=(lo, hi), aspect="equal", title=title,
-           xlabel="win-rate, simulated people (%)", ylabel=f"win-rate, simulated judges {sim} (%)")
-    clear = []
-    if len(left_off):
-        clear.append(ax.text(0.98, 0.02, "off the plot (people, judges):\n" + "\n".join(
-            f"{r['method']} ({r[f'win_rate_{people}']:.1f} %, {r[f'win_rate_{sim}']:.1f} %)"
-            for _, r in left_off.iterrows()), transform=ax.transAxes, ha="right", va="bottom", fontsize="x-small"))
-    ax.figure.tight_layout()
-    label_points(ax, xs, ys, shown["method"], keep_clear=clear)
-    return left_off["method"].tolist()
+    return zoomed_scatter(ax, rows, f"win_rate_{people}", f"win_rate_{sim}", f"se_{people}", f"se_{sim}",
+                          "win-rate, simulated people (%)", f"win-rate, simulated judges {sim} (%)", title, far,
+                          short=("people", "judges"))
