@@ -72,7 +72,7 @@ def times_page(seconds: dict[str, float], cpu: dict[str, float], profile: str, w
     timed = [r for r in rows if r["total_cpu"] is not None]
     text = (f"The times are this book's: profile `{profile}`, built on {where or machine()}; each chapter's "
             "wall-clock seconds the last time it built what it shows (trained, sampled or judged it: what a first "
-            "build costs), or the last time it ran if it only reads what other chapters built, and in brackets "
+            "build costs), else the last time it ran (then it only read what was built already), and in brackets "
             "its CPU seconds. Two chapters run side by side, so a wall clock is shared with another chapter and "
             "counts the time spent waiting for an artifact the other is building; the CPU seconds are the "
             "chapter's own work. Once built, a chapter re-executes from its artifacts in a fraction of that. A dash marks a "
