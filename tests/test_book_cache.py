@@ -225,5 +225,7 @@ ArtifactStore(runs / "store").get_or_build("x", {}, slow)"""
         assert first["cold_cpu_seconds"]["01_a"] == first["cpu_seconds"]["01_a"]
         toy.build(jobs=jobs, force=True)
         again = json.loads(times.read_text())
-        assert again["cold"] == first["cold"] and again["01_a"] < first["01_a"] - 3, (first, again)
-        assert again["02_b"] != first["02_b"]  # ran again, built nothing: its last time only
+        # both ran again and built nothing: their last times are new, 01_a's cold time is the first build's
+        # (wall-clock times are not compared: a busy machine can make a reading chapter as slow as a building one)
+        assert again["cold"] == first["cold"], (first, again)
+        assert again["01_a"] != first["01_a"] and again["02_b"] != first["02_b"], (first, again)
