@@ -88,13 +88,19 @@ def _length(outs: list[dict]) -> float:
 
 def summary(farm, outs: list[dict]) -> dict:
     """The numbers a chapter reads: ``{"win_rate": {annotator: %}, "standard_error": {annotator: %},
-    "avg_length": chars, "true_reward": mean R* or None}`` (R* only in FarmWorld), and ``"scores"``: each
-    instruction's result under each annotator (1 won, 0.5 tie, 0 lost), which :func:`reading_text` pairs."""
+    "avg_length": chars, "true_reward": mean R* or None}`` (R* only in FarmWorld); ``"scores"``: each
+    instruction's result under each annotator (1 won, 0.5 tie, 0 lost), which :func:`reading_text` pairs; and in
+    FarmWorld ``"defects"``: each answer's repetition and disfluency flags
+    (:func:`farmlib.evaluation.leaderboard.defect_flags`)."""
+    from farmlib.evaluation.leaderboard import defect_flags
+
     ev = {a: farm.evaluate(outs, a) for a in farm.evaluation_annotators()}
     out = {"win_rate": {a: w.win_rate for a, (w, _) in ev.items()},
            "standard_error": {a: w.standard_error for a, (w, _) in ev.items()},
            "avg_length": _length(outs),
            "true_reward": sum(farm.true_rewards(outs)) / len(outs) if farm.is_farmworld else None}
+    if farm.is_farmworld:
+        out["defects"] = defect_flags(farm, outs)
     if all(ann is not None for _, ann in ev.values()):
         out["scores"] = {a: instruction_scores(ann) for a, (_, ann) in ev.items()}
     return out
@@ -128,12 +134,44 @@ def reading_text(run: str, sft: dict, ours: dict) -> str:
     elif ratio < 0.8:
         text += ": shorter, often a sign of answers cut off or collapsed"
     text += "."
+    text += defects_text(sft.get("defects"), ours.get("defects"))
     if ours.get("true_reward") is not None and sft.get("true_reward") is not None:
         d = ours["true_reward"] - sft["true_reward"]
         text += (f" The true reward R*, which no method sees, moves from {sft['true_reward']:.3f} to "
                  f"{ours['true_reward']:.3f} ({d:+.3f}) on average: "
                  + ("by the measure the world is made of, the answers got better." if d > 0 else
                     "whatever the judges say, the answers did not get better by the measure the world is made of."))
+    return text
+
+
+#: the defect flags :func:`defects_text` reads, and what each says of an answer
+DEFECT_WORDS = {"repeats": "say something twice", "disfluent": "stumble (put words side by side as no FarmWorld text does)"}
+
+
+def defects_text(sft: dict | None, ours: dict | None) -> str:
+    """A sentence on how often the method's answers repeat and stumble against SFT 10k's, from two
+    :func:`farmlib.evaluation.leaderboard.defect_flags` dicts; each change beyond two standard errors of the
+    difference (paired per instruction when both hold the same number of answers, in the same order, as
+    :func:`summary` gives them) is said so. ``""`` when either dict is missing (not FarmWorld)."""
+    if not sft or not ours:
+        return ""
+    said, worse = [], False
+    for key, what in DEFECT_WORDS.items():
+        a, b = ours[key], sft[key]
+        ra, rb = 100 * sum(a) / max(len(a), 1), 100 * sum(b) / max(len(b), 1)
+        if len(a) == len(b):
+            se = paired_difference(a, b)[1]
+        else:  # two independent shares
+            se = math.hypot(math.sqrt(ra * (100 - ra) / max(len(a), 1)), math.sqrt(rb * (100 - rb) / max(len(b), 1)))
+        d = ra - rb
+        how = ("more often, beyond two standard errors" if d > 2 * se else
+               "less often, beyond two standard errors" if d < -2 * se else "within noise")
+        worse |= d > 2 * se
+        said.append(f"{what} in {ra:.0f} % of answers against SFT 10k's {rb:.0f} % ({how})")
+    text = f" They {said[0]}, and {said[1]}."
+    if worse:
+        text += (" The people charge for repeating and stumbling (chapter 4's degenerate battery), and a judge's gain"
+                 " bought with them is none: read the answers above before the win-rate.")
     return text
 
 

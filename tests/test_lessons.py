@@ -40,6 +40,11 @@ class FakeFarm:
     def true_rewards(self, outs):
         return [len(o["output"]) / 10 for o in outs]
 
+    class world:  # R*'s parts: an answer saying "again" repeats, one saying "salad" stumbles
+        @staticmethod
+        def reward_breakdown(instruction, input, output):
+            return {"repetition": float("again" in output), "disfluency": float("salad" in output)}
+
     def write_metrics(self, chapter, metrics):
         self.written[chapter] = metrics
 
@@ -78,7 +83,7 @@ def test_summary_and_metrics_from_hand_made_win_rates():
     outs = _outs("m", "a" * 30)
     s = lessons.summary(farm, outs)
     assert s == {"win_rate": {"p_sim_eval": 40.0, "human": 55.0}, "standard_error": {"p_sim_eval": 2.0, "human": 2.0},
-                 "avg_length": 30.0, "true_reward": 3.0}
+                 "avg_length": 30.0, "true_reward": 3.0, "defects": {"repeats": [0] * 4, "disfluent": [0] * 4}}
     cfg = SimpleNamespace(beta=0.1)
     assert lessons.write_method_metrics(farm, "dpo", "dpo", cfg, outs, 12, margin_first=0.0) is None
     m = farm.written["dpo"]
@@ -111,6 +116,29 @@ def test_reading_pairs_the_instructions_where_both_summaries_carry_them():
     sft["scores"], ours["scores"] = {"human": sft_scores}, {"human": our_scores}
     text = lessons.reading_text("x", sft, ours)
     assert "+3.0 points, a clear gain: two standard errors of the difference, paired over the instructions, are 1.7" in text
+
+
+def test_reading_says_when_answers_repeat_or_stumble_more_than_sfts():
+    # 200 answers each: SFT 10k repeats in 30 (15 %), the method in 30 + 20 more (25 %), paired: a clear rise;
+    # both stumble in the same 10 (5 %): within noise
+    sft = {"repeats": [1] * 30 + [0] * 170, "disfluent": [1] * 10 + [0] * 190}
+    ours = {"repeats": [1] * 50 + [0] * 150, "disfluent": [1] * 10 + [0] * 190}
+    text = lessons.defects_text(sft, ours)
+    assert "They say something twice in 25 % of answers against SFT 10k's 15 % (more often, beyond two standard errors)" in text
+    assert "against SFT 10k's 5 % (within noise)" in text and "read the answers above" in text
+    assert "less often, beyond two standard errors" in lessons.defects_text(ours, sft)
+    assert "read the answers above" not in lessons.defects_text(ours, sft)
+    same = lessons.defects_text(sft, sft)
+    assert same.count("within noise") == 2 and "read the answers" not in same
+    assert lessons.defects_text(None, ours) == "" and lessons.defects_text(sft, {}) == ""
+    # unequal lengths are not paired: two independent shares (2 se of 25 % on 200 against 18 % on 100: 9.8 points)
+    unpaired = lessons.defects_text({"repeats": [1] * 18 + [0] * 82, "disfluent": [1] * 5 + [0] * 95}, ours)
+    assert "25 % of answers against SFT 10k's 18 % (within noise)" in unpaired and "read the answers" not in unpaired
+    sft_summary = {"win_rate": {}, "standard_error": {}, "avg_length": 50.0, "true_reward": None, "defects": sft}
+    assert "more often" in lessons.reading_text("x", sft_summary, dict(sft_summary, defects=ours))
+    farm = FakeFarm({"m": {"p_sim_eval": 40.0, "human": 55.0}})
+    s = lessons.summary(farm, _outs("m", "said again") + _outs("m", "word salad"))
+    assert s["defects"] == {"repeats": [1] * 4 + [0] * 4, "disfluent": [0] * 4 + [1] * 4}
 
 
 def test_evaluation_table_has_both_rows_and_the_paper(monkeypatch):

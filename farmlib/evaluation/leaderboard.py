@@ -82,15 +82,24 @@ def win_rates(farm, outs: list[dict], annotators: tuple[str, ...], row: dict) ->
     return anns
 
 
-def defect_rates(farm, outs: list[dict]) -> dict[str, float]:
-    """Share of outputs with any repetition, and with any disfluency, by R*'s parts (FarmWorld only):
-    a method that climbs the leaderboard with degenerate text shows up here."""
+def defect_flags(farm, outs: list[dict]) -> dict[str, list[int]]:
+    """Per output, in order: 1 where it says something twice (``repeats``), 1 where it puts side by side words no
+    FarmWorld text does (``disfluent``), by R*'s parts (FarmWorld only; ``{}`` elsewhere)."""
     if not farm.is_farmworld:
         return {}
     parts = [farm.world.reward_breakdown(o["instruction"], o.get("input", ""), o["output"]) for o in outs]
-    n = max(len(parts), 1)
-    return {"repetition_rate": sum(p["repetition"] > 0 for p in parts) / n,
-            "disfluency_rate": sum(p["disfluency"] > 0 for p in parts) / n}
+    return {"repeats": [int(p["repetition"] > 0) for p in parts],
+            "disfluent": [int(p["disfluency"] > 0) for p in parts]}
+
+
+def defect_rates(farm, outs: list[dict]) -> dict[str, float]:
+    """Share of outputs with any repetition, and with any disfluency, by R*'s parts (FarmWorld only):
+    a method that climbs the leaderboard with degenerate text shows up here."""
+    flags = defect_flags(farm, outs)
+    if not flags:
+        return {}
+    n = max(len(outs), 1)
+    return {"repetition_rate": sum(flags["repeats"]) / n, "disfluency_rate": sum(flags["disfluent"]) / n}
 
 
 def seed_spread(farm, names: list[str], seeds: list[int],
