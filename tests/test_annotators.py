@@ -419,10 +419,12 @@ def test_farm_builds_pools_that_share_three_learned_models(micro_farm):
     ev, ann, single = (micro_farm.annotator(n) for n in ("p_sim_eval", "p_sim_ann", "p_sim_single"))
     assert len(ev.judges) == 13 and len({id(j.lm) for j in ev.judges}) == 3
     assert {id(j.lm) for j in ev.judges} == {id(j.lm) for j in ann.judges} and single.lm is micro_farm.judge_lms()["gpt4"]
-    cal = calibrate(micro_farm)  # one knob, chosen on calibration pairs
+    cal = calibrate(micro_farm)  # one knob, chosen on calibration pairs by the pool's own variance
     assert cal["logit_scale"] in [r["logit_scale"] for r in cal["rows"]] and len(cal["rows"]) == len(CALIBRATION["grid"])
-    best = min(cal["rows"], key=lambda r: abs(r["agreement"] - CALIBRATION["target_value"]))
-    assert best["logit_scale"] == cal["logit_scale"]
+    best = min(cal["rows"], key=lambda r: abs(r["variance"] - CALIBRATION["target_value"]))
+    assert best["logit_scale"] == cal["logit_scale"] and CALIBRATION["target"] == "p_sim_eval variance"
+    variances = [r["variance"] for r in cal["rows"]]
+    assert variances[0] > variances[-1]  # the least decisive scale disagrees with itself more than the most
 
 
 def test_what_decides_counts_where_a_part_differs_and_who_wins():

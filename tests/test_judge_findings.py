@@ -26,10 +26,12 @@ def _table(e_var=0.25, s_var=0.10, h_var=0.34, a_var=0.45, e_agree=0.60) -> pd.D
 
 def test_calibration_sentence():
     calib = {"logit_scale": 4, "n_pairs": 100, "seconds": 12.0,
-             "rows": [{"logit_scale": s, "agreement": a, "variance": 0.3, "p_longer": 0.5, "p_list": 0.5}
-                      for s, a in [(1, 0.55), (4, 0.64), (16, 0.66)]]}
-    s = J.calibration_sentence(calib, 0.65, 99.6)
-    assert "logit scale **4**" in s and "64.0 %" in s and "from 55.0 % to 66.0 %" in s and "took 100 s" in s
+             "rows": [{"logit_scale": s, "agreement": a, "variance": v, "p_longer": 0.5, "p_list": 0.5}
+                      for s, a, v in [(16, 0.66, 0.17), (1, 0.55, 0.41), (4, 0.64, 0.25)]]}
+    s = J.calibration_sentence(calib, 0.26, 99.6)
+    assert "logit scale **4**" in s and "variance 0.25" in s and "target 0.26" in s and "from 0.17 to 0.41" in s
+    assert "reads no person's label" in s and "64.0 % at the kept scale" in s and "took 100 s" in s
+    assert "55.0 % at the grid's least decisive scale and 66.0 % at its most" in s  # the grid in its order
     calib["rows"] = [{**r, "logit_scale": float(r["logit_scale"])} for r in calib["rows"]]  # as the JSON stores them
     html = J.calibration_shown(calib).to_html()
     assert ">16<" in html and "16.000000" not in html and "0.64" in html and "<caption>The calibration grid" in html
@@ -144,14 +146,15 @@ def test_summary_branches():
     s = _summary(_table())
     assert "Across 2 SFT models (2 SFT seeds, one base model)" in s  # counted from the seed table
     assert "Across 3 SFT models (2 SFT seeds, 2 base models)" in _summary(_table(), ((0, 0), (0, 1), (1, 0)))
-    assert "65.0 % on the calibration\npairs" in s  # the pool's agreement at the kept logit scale
+    assert "against 65.0 % on the judges' calibration pairs" in s  # the pool's agreement at the kept logit scale
+    assert "0.30 on the calibration\npairs" in s  # and its variance there
     assert "like the paper's pool (0.26 vs 0.34), it is *more* consistent" in s
     assert "P(longer)'s 95 % interval over pairs, 0.40–0.60, reaches into the range" in s
     assert "There the people are calibrated" in s
-    assert "lower than on the calibration pairs" in s
+    assert "5.0 points below the calibration pairs" in s
     assert "variance 0.45 is above the people's" in s
     s = _summary(_table(e_var=0.40, a_var=0.20, e_agree=0.66))
-    assert "unlike the paper's pool" in s and "close to the calibration pairs" in s and "is below the people's" in s
+    assert "unlike the paper's pool" in s and "agree within two points" in s and "is below the people's" in s
 
 
 def test_validation_shown_drops_kind_and_renames():

@@ -46,15 +46,15 @@ prompt is 300–600 tokens. So the judging prompt's differences between members 
 instructions to prefer long or short answers) are named mechanisms on the answer
 (:class:`farmlib.annotators.judges.JudgeConfig`), and reading is one forward pass per output and reader
 (cached, shared by the 13 members); a comparison is the difference of two scores. Measured at ``tiny``
-(chapter 4's calibration pairs, greedy gpt4 head against the people's majority): 54–58 % when the heads read
-only the base LM, 69 % with the tuned LM. What the own-sample pairs and the LM's states changed (in the build where
+(pairs of the demonstrator's answers to ``sft``-split instructions, greedy gpt4 head against the people's
+majority): 54–58 % when the heads read only the base LM, 69 % with the tuned LM. What the own-sample pairs and the LM's states changed (in the build where
 they landed, 4903daf; greedy gpt4 head against the people's majority, before → after): held-out SFT pairs
 64.6 → 64.9 %; the reference's answers against SFT 10k's on the eval set 53.2 → 61.3 %; over the leaderboard,
 the rank correlation of the judges' win-rates with the people's went 0.60 → 0.78 (chapter 14), while the pool's
 agreement on SFT pairs went 59.0 → 57.4 % (chapter 4). What knowing the answers changed (tiny, chapter 4's held-out
 SFT pairs, against the people's majority, before → after): ``p_sim^eval`` 54.8 → 62.9 %, ``p_sim^single``
-63.6 → 69.3 %, ``p_sim^ann``'s variance 0.43 (unchanged within noise); on the calibration pairs at the chosen logit
-scale the pool went 57.1 → 64.9 %.
+63.6 → 69.3 %, ``p_sim^ann``'s variance 0.43 (unchanged within noise); on those demonstrator pairs at the logit
+scale then chosen the pool went 57.1 → 64.9 %.
 
 The world is used *here*, to write the demonstrations and to write and label the makers' pairs. At judging
 time a judge holds two readers (LMs and a tokenizer), a copy of the world's knowledge base (the knowing families)
@@ -73,6 +73,7 @@ import torch
 
 from farmlib.artifacts import write_json
 from farmlib.data import paired
+from farmlib.paper import ANNOTATORS
 from farmlib.seeding import matvec
 from farmlib.world import DEMONSTRATOR, EXPERT, Writer
 from farmlib.world.degenerate import CORRUPTIONS
@@ -134,7 +135,7 @@ def judges_key() -> dict:
     return {"families": {f: asdict(c) for f, c in JUDGE_FAMILIES.items()},
             "code": modules_digest(__name__, "farmlib.annotators.judges"),
             "calibration": CALIBRATION, "corruptions": list(CORRUPTIONS),  # the makers' degenerate kinds
-            "people": crowd_key()}  # the makers' panels are people, and calibration aims at the crowd
+            "people": crowd_key()}  # the makers' panels are people
 
 
 def makers_pairs(world, records: list[dict], fam: FamilyConfig, n: int, seed: int = 0) -> list[dict]:
@@ -287,26 +288,29 @@ def train_judge(farm, fam: FamilyConfig) -> str:
 #: its margins on its makers' pairs; a member's logit is ``logit_scale × margin``, sampled at temperature 1
 #: as the paper's members were. A calibrated model would say ``logit_scale ≈ 1`` (the makers' labels were
 #: noisy, so its margins are small); LLM judges are sharper than their evidence. The scale is chosen from
-#: ``grid`` so that ``p_sim^eval`` agrees with the people's majority as often as the paper's pool (65 %) on
-#: the *calibration pairs* (:func:`calibration_pairs`), and reported on disjoint held-out pairs (chapter 4).
-CALIBRATION = {"knob": "logit scale", "grid": (1.0, 2.0, 4.0, 8.0, 16.0, 32.0), "target": "p_sim_eval agreement",
-               "target_value": 0.65, "draws": 4}
+#: ``grid`` so that ``p_sim^eval``'s draws disagree with each other as often as the paper's pool's did (its
+#: variance, 0.26) on the *calibration pairs* (:func:`calibration_pairs`): a property of the pool alone, so the
+#: choice reads no person's label, and the pool's agreement with the people is measured, never aimed at, on
+#: disjoint held-out pairs (chapter 4). The grid's agreement column is reported beside it.
+CALIBRATION = {"knob": "logit scale", "grid": (1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0, 16.0, 24.0, 32.0),
+               "target": "p_sim_eval variance", "target_value": ANNOTATORS["p_sim_eval"]["variance"], "draws": 4}
 
 
 def calibration_pairs(farm) -> list[dict]:
-    """Pairs of the demonstrator's answers to instructions of the ``sft`` split (as many as the val split
-    has): other pairs than the judges' training pairs (``unlabeled``) and chapter 4's held-out SFT pairs
-    (``val``). Only the small families' instructions recur across these splits (``farmlib.world.splits``)."""
-    from farmlib.annotators.validation import writer_pairs
-    from farmlib.world import DEMONSTRATOR
+    """Pairs of two SFT 10k samples (temperature 1, as the preference data draws them) for the first instructions
+    of the ``sft`` split, as many as the val split has: the kind of pair the pool labels, on other instructions
+    than chapter 4's held-out pairs (``val``) and the judges' training pairs (``unlabeled``). Only the small
+    families' instructions recur across these splits (``farmlib.world.splits``)."""
+    from farmlib.annotators.validation import sft_pairs
 
-    return writer_pairs(farm, DEMONSTRATOR, "sft")[: len(farm.splits()["val"])]
+    return sft_pairs(farm, split="sft", n=len(farm.splits()["val"]))
 
 
 def calibrate(farm) -> dict:
     """Try each logit scale of ``CALIBRATION["grid"]`` on the trained families (the reader caches what it
-    read, so the grid costs only the sampling) and keep the one whose pool comes closest to the target on
-    the calibration pairs. Cached (``judge_calibration``)."""
+    read, so the grid costs only the sampling) and keep the one whose pool's variance comes closest to the
+    target on the calibration pairs; the people label the same pairs only for the grid's other columns.
+    Cached (``judge_calibration``)."""
     from farmlib.annotators.judges import JudgeLM, pool_eval
     from farmlib.annotators.people import Crowd
     from farmlib.annotators.validation import annotator_draws, crowd_labels, stats
@@ -324,7 +328,7 @@ def calibrate(farm) -> dict:
                                    store=farm.judge_scores(h), knowledge=farm.annotators.knowledge()) for f, h in heads.items()}
             draws, _ = annotator_draws(pool_eval(lms), pairs, n=CALIBRATION["draws"])
             rows.append({"logit_scale": k, **stats(draws, humans, pairs)})
-        best = min(rows, key=lambda r: abs(r["agreement"] - CALIBRATION["target_value"]))
+        best = min(rows, key=lambda r: abs(r["variance"] - CALIBRATION["target_value"]))
         write_json(work / "calibration.json", {"logit_scale": best["logit_scale"], "rows": rows,
                                                "n_pairs": len(pairs), "seconds": time.time() - t0})
 

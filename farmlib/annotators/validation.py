@@ -28,12 +28,12 @@ from farmlib.data import paired
 
 
 def sft_pairs(farm, split: str = "val", temperature: float = 1.0, model: str | None = None,
-              top_p: float = 1.0) -> list[dict]:
-    """Two independent SFT samples per instruction of ``split``; identical pairs are dropped. ``model``: another
-    SFT model (default: the farm's SFT 10k); ``top_p < 1``: nucleus sampling."""
+              top_p: float = 1.0, n: int | None = None) -> list[dict]:
+    """Two independent SFT samples per instruction of ``split`` (its first ``n``; None: all); identical pairs are
+    dropped. ``model``: another SFT model (default: the farm's SFT 10k); ``top_p < 1``: nucleus sampling."""
     sft = model or farm.sft_model()
-    a = farm.samples(sft, split=split, temperature=temperature, seed=1, generator="sft_a", top_p=top_p)
-    b = farm.samples(sft, split=split, temperature=temperature, seed=2, generator="sft_b", top_p=top_p)
+    a = farm.samples(sft, split=split, temperature=temperature, seed=1, generator="sft_a", top_p=top_p, n=n)
+    b = farm.samples(sft, split=split, temperature=temperature, seed=2, generator="sft_b", top_p=top_p, n=n)
     return paired(a, b, fields=("dataset",))
 
 
