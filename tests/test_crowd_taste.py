@@ -169,7 +169,7 @@ def test_what_moves_shown_keeps_what_the_sentence_reads():
     t = _moves([0.45, 0.47, 0.50, 0.46, 0.48], [0.30, 0.30, 0.30, 0.40, 0.36])
     t["pairs"], t["quality longer − shorter"], t["P(longer) 95 %"] = 20, 0.0, "0.40–0.60"
     shown = T.what_moves_shown(t).data
-    assert list(shown.columns)[-1] == "P(longer) on calib. pairs" and "agreement" not in shown
+    assert list(shown.columns)[-1] == "P(longer), demonstrator pairs" and "agreement" not in shown
 
 
 # -- the plumbing the chapter calls, on hand-made data ----------------------------------------------------------

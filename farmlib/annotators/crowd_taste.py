@@ -102,7 +102,7 @@ def pair_sets_sentence(cal: pd.Series, sft: pd.Series, gap: dict) -> str:
              if gap["quality_list"] > gap["quality_prose"] + 0.05 else
              f"Its lists are hardly better done; people prefer them {sft['P(list)']:.2f} of the time, for the tidiness R* "
              "values in a list.")
-    return (f"On the calibration pairs the crowd prefers the longer answer with probability {cal['P(longer)']:.2f} and the "
+    return (f"On the demonstrator's pairs (the people's calibration set) the crowd prefers the longer answer with probability {cal['P(longer)']:.2f} and the "
             f"list with {cal['P(list)']:.2f}; on our SFT pairs, {sft['P(longer)']:.2f}"
             + ("" if pd.isna(sft["P(list)"]) else f" and {sft['P(list)']:.2f}") + ". "
             f"The SFT model's longer outputs have mean quality {gap['quality_longer']:.2f} against "
@@ -312,7 +312,7 @@ def what_moves_table(farm, crowd, pairs, humans, ci, calib_pairs, draws: int, de
 def what_moves_shown(what_moves: pd.DataFrame):
     """The what-moves table as shown: the columns its sentence reads, under headers that wrap (fits the page)."""
     cols = {"pairs": "pairs", "mean quality": "mean quality", "quality longer − shorter": "quality longer − shorter",
-            "P(longer)": "P(longer)", "P(longer) 95 %": "P(longer) 95 %", "P(longer), calibration": "P(longer) on calib. pairs"}
+            "P(longer)": "P(longer)", "P(longer) 95 %": "P(longer) 95 %", "P(longer), calibration": "P(longer), demonstrator pairs"}
     return what_moves[list(cols)].rename(columns=cols).style.format(precision=2, na_rep="–")
 
 
@@ -326,7 +326,7 @@ def what_moves_sentence(what_moves: pd.DataFrame, writers_enter_quality: float |
     rise = rest["P(longer)"] - base_row["P(longer)"]
     better = model_rows[(model_rows["mean quality"] > base_row["mean quality"] + 0.03) & (model_rows["P(longer)"] < lo_l)]
     return (
-        f"People who value detail more prefer the longer calibration answer {_span(taste_rows['P(longer), calibration'])} "
+        f"People who value detail more prefer the longer demonstrator answer {_span(taste_rows['P(longer), calibration'])} "
         f"of the time (R*'s people: {base_row['P(longer), calibration']:.2f}), and the longer SFT output "
         f"{_span(taste_rows['P(longer)'])} (R*'s people: {base_row['P(longer)']:.2f}). The other SFT models and the other "
         f"decodings write outputs of mean quality {_span(model_rows['mean quality'])} (this chapter's: "
