@@ -299,8 +299,9 @@ CALIBRATION = {"knob": "logit scale", "grid": (1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0
 def calibration_pairs(farm) -> list[dict]:
     """Pairs of two SFT 10k samples (temperature 1, as the preference data draws them) for the first instructions
     of the ``sft`` split, as many as the val split has: the kind of pair the pool labels, on other instructions
-    than chapter 4's held-out pairs (``val``) and the judges' training pairs (``unlabeled``). Only the small
-    families' instructions recur across these splits (``farmlib.world.splits``)."""
+    than chapter 4's held-out pairs (``val``) and the judges' training pairs (``unlabeled``). SFT 10k was trained
+    on these instructions; chapter 4 sets the pool's statistics here beside the held-out ones, so a gap between
+    the two shows. Only the small families' instructions recur across these splits (``farmlib.world.splits``)."""
     from farmlib.annotators.validation import sft_pairs
 
     return sft_pairs(farm, split="sft", n=len(farm.splits()["val"]))
