@@ -273,6 +273,21 @@ def test_a_dpo_miss_is_set_beside_the_winners_learnt_alone():
     assert "(SFT 10k 6%)" in why and "costs 13.5 points against the winners alone" in why
 
 
+def test_a_ppo_miss_is_set_beside_what_choosing_gains_per_unit_of_score():
+    m = copy.deepcopy(GOOD)
+    m["leaderboard"]["versus_sft10k_board"][0]["difference"] = 1.5  # PPO misses its +8
+    assert "PPO raised" not in C.reasons(m, C.claims(m))  # chapter 11 wrote no split
+    m["reward_model"]["config"]["reads"] = "likelihood"
+    m["ppo"] = {"run": "ppo", "score_parts": [
+        {"answers": "SFT 10k", "score": -1.38, "reader": -0.58, "backward": -0.80, "true_reward": 0.094},
+        {"answers": "ppo", "score": -1.23, "reader": -0.46, "backward": -0.77, "true_reward": 0.098}]}
+    m["best_of_n"] |= {"n": [1, 16], "mean_reward": [-1.76, -0.99], "mean_true_reward": [-0.16, 0.43]}
+    why = C.reasons(m, C.claims(m))
+    assert "- **PPO beats SFT 10k** (chapter 11): PPO raised the reward model's score of its answers by 0.150" in why
+    assert "80 % of it the likelihood term" in why and "best-of-16's picks (chapter 9) gain 0.77" in why
+    assert "where R* does not follow" in why
+
+
 def test_a_missed_row_whose_reason_is_not_measured_is_left_out():
     m = _with("annotators.annotators.p_sim_eval.agreement", 0.708)  # no "crowd" in these metrics
     assert C.reasons(m, C.claims(m)) == ""

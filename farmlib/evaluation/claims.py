@@ -439,15 +439,34 @@ def _why_dpo(m: dict[str, dict]) -> str | None:
     return pushed_down.sentence(rows, sft["disfluency_rate"])
 
 
+def _why_ppo(m: dict[str, dict]) -> str | None:
+    """Chapter 11's split of the score PPO gained (:mod:`farmlib.evaluation.score_parts`), beside what best-of-n's
+    picks gain in R* per unit of the same score (chapter 9)."""
+    from farmlib.evaluation import score_parts
+
+    ppo = m.get("ppo", {})
+    rows, run = ppo.get("score_parts"), ppo.get("run", "ppo")
+    if not rows or any("true_reward" not in r for r in rows):
+        return None
+    reads = m.get("reward_model", {}).get("config", {}).get("reads")
+    reader = "the likelihood term" if reads == "likelihood" else "the head"
+    bon = m.get("best_of_n", {})
+    picks = (score_parts.curve_gain(bon["mean_reward"], bon["mean_true_reward"])
+             if bon.get("mean_reward") and bon.get("mean_true_reward") else None)
+    name = f"best-of-{bon['n'][-1]}'s picks (chapter 9)" if bon.get("n") else "best-of-n's picks (chapter 9)"
+    return score_parts.sentence(score_parts.gain(rows, "SFT 10k", run), "PPO", "SFT 10k", reader, picks, name)
+
+
 REASONS = {"judges_agreement": _why_agreement, "spearman": _why_spearman, "levels": _why_levels,
            "reward_model": _why_reward_model, "overoptimisation": _why_overoptimisation,
-           "single_judge": _why_single_judge, "dpo": _why_dpo}
+           "single_judge": _why_single_judge, "dpo": _why_dpo, "ppo": _why_ppo}
 
 
 def reasons(m: dict[str, dict], rows: list[dict]) -> str:
     """For each missed row that this build measures a reason for (:data:`REASONS`), that reason, read from the same
-    metrics: a Markdown list, empty when no such row is missed. The other methods' misses are the sentence's
-    (:func:`sentence`: R* by the same method); DPO's also has chapter 8's pushed-down half."""
+    metrics: a Markdown list, empty when no such row is missed. The methods' misses are also the sentence's
+    (:func:`sentence`: R* by the same method); DPO's has chapter 8's pushed-down half beside it, PPO's chapter 11's
+    split of the score it gained."""
     items = []
     for r in rows:
         why = REASONS.get(r.get("key", ""))

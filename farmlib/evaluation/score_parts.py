@@ -1,0 +1,93 @@
+"""What a policy's reward-model score is made of, and how much true reward came with it.
+
+The book's reward model (chapter 5) scores ``r(x, y) = a · (1/|y|) Σ_t log p_θ(y_t | x, y_<t) + λ · (1/|x|) log q(x | y)``:
+its *reader*, how likely its own language model finds the answer (``θ`` starts as the SFT model and its labels move
+it little), plus its *backward* term, how well the answer gives back its question. (A reward model with the paper's
+head has the head as its reader and no backward term.) A method that raises the score may raise either part, and
+may or may not raise R* with it. Best-of-n and expert iteration choose among the SFT model's own answers; PPO
+follows the score's gradient wherever it leads, and can also raise the reader by saying what the SFT model says
+most often. Split each answer's score into its parts, beside R*, and the gain in R* per unit of score tells a
+method that follows the reward model where R* also rises from one that follows it where R* does not.
+"""
+
+from __future__ import annotations
+
+PARTS = ("score", "reader", "backward")
+
+
+def parts(rm, tokenizer, records: list[dict], key: str = "output") -> dict[str, list[float]]:
+    """Each record's reward-model ``score`` and its two parts: ``backward`` (``λ · mean log q(x | y)``; 0 for a
+    model without a backward reader) and ``reader`` (the rest: ``a · mean log p(y | x)`` for a model that reads its
+    likelihood, its head otherwise). ``reader + backward == score``."""
+    from farmlib.methods import backward_reader
+    from farmlib.methods.reward_model import rewards
+
+    score = rewards(rm, tokenizer, records, key).tolist()
+    back = backward_reader.term(rm, records, key)
+    back = [0.0] * len(records) if back is None else back.tolist()
+    return {"score": score, "reader": [s - b for s, b in zip(score, back)], "backward": back}
+
+
+def reader_name(rm) -> str:
+    """What a reward model's reader is, in words: its likelihood term, or the paper's head."""
+    from farmlib.methods.common import reads_likelihood
+
+    return "the likelihood term" if reads_likelihood(rm) else "the head"
+
+
+def table(rm, tokenizer, answers: dict[str, list[dict]], true_rewards=None) -> list[dict]:
+    """One row per set of answers (``answers``: name → records): the mean score, reader and backward term, the
+    mean length in characters and, with ``true_rewards`` (records → R* of each), the mean R*."""
+    rows = []
+    for name, records in answers.items():
+        p = parts(rm, tokenizer, records)
+        row = {"answers": name, **{k: sum(v) / len(v) for k, v in p.items()},
+               "length": sum(len(r["output"]) for r in records) / len(records)}
+        if true_rewards is not None:
+            row["true_reward"] = sum(true_rewards(records)) / len(records)
+        rows.append(row)
+    return rows
+
+
+def gain(rows: list[dict], base: str, method: str) -> dict:
+    """What ``method``'s answers gained over ``base``'s (two rows of :func:`table`): the difference in each part and
+    in R*, the reader's share of the score gained, and R* gained per unit of score (None where the score did not
+    rise)."""
+    a, b = (next(r for r in rows if r["answers"] == name) for name in (base, method))
+    d = {k: b[k] - a[k] for k in (*PARTS, "true_reward") if k in a and k in b}
+    up = d["score"] > 0
+    return {**d, "reader_share": d["reader"] / d["score"] if up else None,
+            "true_per_score": d["true_reward"] / d["score"] if up and "true_reward" in d else None}
+
+
+def curve_gain(mean_reward: list[float], mean_true_reward: list[float]) -> dict:
+    """The same for best-of-n's picks along n (chapter 9's metrics): score and R* gained from the first n to the
+    last, and R* per unit of score."""
+    ds, dt = mean_reward[-1] - mean_reward[0], mean_true_reward[-1] - mean_true_reward[0]
+    return {"score": ds, "true_reward": dt, "true_per_score": dt / ds if ds > 0 else None}
+
+
+def sentence(g: dict, method: str, base: str, reader: str = "the likelihood term", picks: dict | None = None,
+             picks_name: str = "best-of-n's picks") -> str:
+    """What :func:`gain` ``g`` says, in words; ``picks`` (a :func:`curve_gain`) sets it beside a method that only
+    chooses among the SFT model's answers."""
+    if g["score"] <= 0:
+        return (f"{method}'s answers score {g['score']:+.3f} against {base}'s on the reward model: it did not raise "
+                f"the score on these answers, so there is no gain to split.")
+    text = (f"{method} raised the reward model's score of its answers by {g['score']:.3f} over {base}'s, "
+            + (f"all of it {reader}" if g["backward"] == 0 else
+               f"{100 * g['reader_share']:.0f} % of it {reader} and {100 * (1 - g['reader_share']):.0f} % the "
+               "backward term"))
+    if g.get("true_per_score") is None:
+        return text + "."
+    text += (f"; R* moved by {g['true_reward']:+.3f}, {g['true_per_score']:.2f} of R* per unit of score")
+    if picks and picks.get("true_per_score") is not None:
+        ratio = picks["true_per_score"]
+        text += (f", where {picks_name} gain {ratio:.2f} per unit ({picks['score']:+.3f} in score, "
+                 f"{picks['true_reward']:+.3f} in R*)")
+        text += (". The same reward model points to better answers when it chooses among the SFT model's; the "
+                 f"direction {method} climbed raises its score where R* does not follow."
+                 if g["true_per_score"] < ratio / 2 else
+                 f". {method} turns score into R* at least half as well as choosing among the SFT model's answers.")
+        return text
+    return text + "."
