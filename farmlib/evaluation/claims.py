@@ -22,7 +22,7 @@ from farmlib.evaluation.win_rate import plus_minus
 from farmlib.paper import ANNOTATORS, END_TO_END, TABLE2
 
 #: The metrics files the claims are read from, and the chapter that writes each.
-SOURCES = {"annotators": "04_annotators", "reward_model": "05_reward_model", "dpo": "08_dpo",
+SOURCES = {"annotators": "04_annotators", "reward_model": "05_reward_model", "dpo": "08_dpo", "ppo": "11_ppo",
            "best_of_n": "09_best_of_n", "leaderboard": "14_leaderboard", "overoptimisation": "16_overoptimisation",
            "label_noise": "17_label_noise", "end_to_end": "18_end_to_end"}
 
