@@ -277,8 +277,7 @@ def test_a_ppo_miss_is_set_beside_what_choosing_gains_per_unit_of_score():
     m = copy.deepcopy(GOOD)
     m["leaderboard"]["versus_sft10k_board"][0]["difference"] = 1.5  # PPO misses its +8
     assert "PPO raised" not in C.reasons(m, C.claims(m))  # chapter 11 wrote no split
-    m["reward_model"]["config"]["reads"] = "likelihood"
-    m["ppo"] = {"run": "ppo", "score_parts": [
+    m["ppo"] = {"run": "ppo", "score_reader": "the likelihood term", "score_parts": [
         {"answers": "SFT 10k", "score": -1.38, "reader": -0.58, "backward": -0.80, "true_reward": 0.094},
         {"answers": "ppo", "score": -1.23, "reader": -0.46, "backward": -0.77, "true_reward": 0.098}]}
     m["best_of_n"] |= {"n": [1, 16], "mean_reward": [-1.76, -0.99], "mean_true_reward": [-0.16, 0.43]}

@@ -445,11 +445,9 @@ def _why_ppo(m: dict[str, dict]) -> str | None:
     from farmlib.evaluation import score_parts
 
     ppo = m.get("ppo", {})
-    rows, run = ppo.get("score_parts"), ppo.get("run", "ppo")
-    if not rows or any("true_reward" not in r for r in rows):
+    rows, reader, run = ppo.get("score_parts"), ppo.get("score_reader"), ppo.get("run", "ppo")
+    if not rows or not reader or any("true_reward" not in r for r in rows):
         return None
-    reads = m.get("reward_model", {}).get("config", {}).get("reads")
-    reader = "the likelihood term" if reads == "likelihood" else "the head"
     bon = m.get("best_of_n", {})
     picks = (score_parts.curve_gain(bon["mean_reward"], bon["mean_true_reward"])
              if bon.get("mean_reward") and bon.get("mean_true_reward") else None)
