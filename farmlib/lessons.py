@@ -88,9 +88,9 @@ def _length(outs: list[dict]) -> float:
 
 def summary(farm, outs: list[dict]) -> dict:
     """The numbers a chapter reads: ``{"win_rate": {annotator: %}, "standard_error": {annotator: %},
-    "avg_length": chars, "true_reward": mean R* or None}`` (R* only in FarmWorld); ``"scores"``: each
-    instruction's result under each annotator (1 won, 0.5 tie, 0 lost), which :func:`reading_text` pairs; and in
-    FarmWorld ``"defects"``: each answer's repetition and disfluency flags
+    "avg_length": chars, "true_reward": mean R* or None}``; ``"scores"``: each instruction's result under each
+    annotator (1 won, 0.5 tie, 0 lost), which :func:`reading_text` pairs; and in FarmWorld ``"true_rewards"``, each
+    answer's R*, which it pairs too, and ``"defects"``: each answer's repetition and disfluency flags
     (:func:`farmlib.evaluation.leaderboard.defect_flags`)."""
     from farmlib.evaluation.leaderboard import defect_flags
 
@@ -98,8 +98,10 @@ def summary(farm, outs: list[dict]) -> dict:
     out = {"win_rate": {a: w.win_rate for a, (w, _) in ev.items()},
            "standard_error": {a: w.standard_error for a, (w, _) in ev.items()},
            "avg_length": _length(outs),
-           "true_reward": sum(farm.true_rewards(outs)) / len(outs) if farm.is_farmworld else None}
+           "true_reward": None}
     if farm.is_farmworld:
+        out["true_rewards"] = list(farm.true_rewards(outs))
+        out["true_reward"] = sum(out["true_rewards"]) / len(outs)
         out["defects"] = defect_flags(farm, outs)
     if all(ann is not None for _, ann in ev.values()):
         out["scores"] = {a: instruction_scores(ann) for a, (_, ann) in ev.items()}
@@ -138,9 +140,18 @@ def reading_text(run: str, sft: dict, ours: dict) -> str:
     if ours.get("true_reward") is not None and sft.get("true_reward") is not None:
         d = ours["true_reward"] - sft["true_reward"]
         text += (f" The true reward R*, which no method sees, moves from {sft['true_reward']:.3f} to "
-                 f"{ours['true_reward']:.3f} ({d:+.3f}) on average: "
-                 + ("by the measure the world is made of, the answers got better." if d > 0 else
-                    "whatever the judges say, the answers did not get better by the measure the world is made of."))
+                 f"{ours['true_reward']:.3f} ({d:+.3f}")
+        mine, theirs = ours.get("true_rewards"), sft.get("true_rewards")
+        if mine and theirs and len(mine) == len(theirs):  # the same instructions: the difference is paired
+            se = paired_difference(mine, theirs)[1] / 100
+            clear = verdict(d, se)
+            text += (f", {clear}: two standard errors of the difference, paired over the instructions, are "
+                     f"{2 * se:.3f}) on average: by the measure the world is made of, the answers "
+                     + {"a clear gain": "got better.", "a clear loss": "got worse."}.get(clear, "did not change "
+                                                                                       "beyond noise."))
+        else:
+            text += (") on average: " + ("by the measure the world is made of, the answers got better." if d > 0 else
+                     "whatever the judges say, the answers did not get better by the measure the world is made of."))
     return text
 
 

@@ -83,7 +83,8 @@ def test_summary_and_metrics_from_hand_made_win_rates():
     outs = _outs("m", "a" * 30)
     s = lessons.summary(farm, outs)
     assert s == {"win_rate": {"p_sim_eval": 40.0, "human": 55.0}, "standard_error": {"p_sim_eval": 2.0, "human": 2.0},
-                 "avg_length": 30.0, "true_reward": 3.0, "defects": {"repeats": [0] * 4, "disfluent": [0] * 4}}
+                 "avg_length": 30.0, "true_reward": 3.0, "true_rewards": [3.0] * 4,
+                 "defects": {"repeats": [0] * 4, "disfluent": [0] * 4}}
     cfg = SimpleNamespace(beta=0.1)
     assert lessons.write_method_metrics(farm, "dpo", "dpo", cfg, outs, 12, margin_first=0.0) is None
     m = farm.written["dpo"]
@@ -104,6 +105,25 @@ def test_reading_says_gain_loss_or_noise_and_length():
     assert "from 1.000 to 0.500 (-0.500)" in text and "did not get better" in text
     worse = lessons.reading_text("x", sft, dict(ours, win_rate={"human": 40.0}, avg_length=50.0, true_reward=None))
     assert "-10.0 points, a clear loss" in worse and "shorter" in worse and "R*" not in worse
+
+
+def test_reading_says_whether_r_star_moved_beyond_its_paired_noise():
+    # 400 answers: the method's R* is SFT 10k's plus 0.004 on every answer (a clear gain, paired), or plus 0.4 on
+    # half of them and minus 0.4 on the other half, shifted by 0.004 (within noise)
+    base = {"win_rate": {}, "standard_error": {}, "avg_length": 50.0}
+    theirs = [0.1 * (i % 7) for i in range(400)]
+    sft = dict(base, true_rewards=theirs, true_reward=sum(theirs) / 400)
+    steady = [r + 0.004 for r in theirs]
+    text = lessons.reading_text("x", sft, dict(base, true_rewards=steady, true_reward=sum(steady) / 400))
+    assert "(+0.004, a clear gain: two standard errors of the difference, paired over the instructions, are 0.000)" in text
+    assert text.endswith("the answers got better.")
+    noisy = [r + 0.004 + (0.4 if i % 2 else -0.4) for i, r in enumerate(theirs)]
+    text = lessons.reading_text("x", sft, dict(base, true_rewards=noisy, true_reward=sum(noisy) / 400))
+    assert "(+0.004, within noise: two standard errors of the difference, paired over the instructions, are 0.040)" in text
+    assert text.endswith("the answers did not change beyond noise.")
+    worse = [r - 0.1 for r in theirs]
+    text = lessons.reading_text("x", sft, dict(base, true_rewards=worse, true_reward=sum(worse) / 400))
+    assert text.endswith("the answers got worse.")
 
 
 def test_reading_pairs_the_instructions_where_both_summaries_carry_them():
