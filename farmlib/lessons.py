@@ -145,10 +145,9 @@ def reading_text(run: str, sft: dict, ours: dict) -> str:
         if mine and theirs and len(mine) == len(theirs):  # the same instructions: the difference is paired
             se = paired_difference(mine, theirs)[1] / 100
             clear = verdict(d, se)
+            moved = {"a clear gain": "got better", "a clear loss": "got worse"}.get(clear, "did not change beyond noise")
             text += (f", {clear}: two standard errors of the difference, paired over the instructions, are "
-                     f"{2 * se:.3f}) on average: by the measure the world is made of, the answers "
-                     + {"a clear gain": "got better.", "a clear loss": "got worse."}.get(clear, "did not change "
-                                                                                       "beyond noise."))
+                     f"{2 * se:.3f}) on average: by the measure the world is made of, the answers {moved}.")
         else:
             text += (") on average: " + ("by the measure the world is made of, the answers got better." if d > 0 else
                      "whatever the judges say, the answers did not get better by the measure the world is made of."))
