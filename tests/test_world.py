@@ -94,6 +94,10 @@ def test_people_like_lists_and_detail_but_no_defect():
     salad = reward("Describe the goat.", f"fur {f['color']} the It goat. eats lives the in {f['diet']} {f['habitat']}")
     assert salad["disfluency"] > 0.5 and salad["total"] < one["total"]
     assert reward("Describe the goat.", "zorp blix goat")["disfluency"] > 0.5
+    # a word and a number run together: one garbled token to a reader, though "is2" splits into "is", "2"
+    spaced = reward("Sort the following numbers from smallest to largest.", "The answer is 2, 5, 9.", "9, 2, 5")
+    glued = reward("Sort the following numbers from smallest to largest.", "The answer is2, 5, 9.", "9, 2, 5")
+    assert spaced["disfluency"] == 0 and glued["disfluency"] > 0 and glued["total"] < spaced["total"]
     assert reward("Describe the goat.", f"The goat is {f['color']}.\n### Instruction:")["broken"] == 1.0
     assert reward("Describe the goat.", f"The goat is {f['color']}~")["broken"] == 1.0
     assert reward("Describe the goat.", "")["total"] == 0.0

@@ -11,7 +11,7 @@ What a person dislikes costs more than any length can buy:
   a list item ("the beaver and the beaver"), or any run of five words (loops such as "horse horse
   horse"). A reader sees it at once, and an answer padded with facts should not buy one back;
 * ``disfluency``: word pairs no FarmWorld text ever puts side by side (shuffled words, word salad,
-  garbled tokens, an answer that stops mid-phrase);
+  garbled tokens such as a word and a number run together, "is2", an answer that stops mid-phrase);
 * ``off_topic``: sentences about something the task did not ask about (another animal, filler);
 * ``echo``: the instruction (or a long input) repeated back;
 * ``broken``: the response runs into a new prompt (``###``) or holds characters no answer uses.
@@ -89,10 +89,19 @@ for _cls, _ws in [("<step_verb>", STEP_VERBS), ("<step_obj>", STEP_OBJECTS), ("<
     _CLASSES.update({w: _cls for w in _ws})  # later classes win: an animal is always <animal>
 
 
+#: A token as the grammar reads it: like :func:`words`, except that letters and digits run together
+#: ("is2", "2and") stay one token, a word no world text writes, where ``words`` would read "is 2".
+_TOKEN = re.compile(r"[a-z0-9]+(?:-[a-z]+)?")
+
+
+def _classes(text: str) -> list[str]:
+    return [word_class(w) for w in _TOKEN.findall(text.lower())]
+
+
 def _bigrams(text: str) -> Iterable[tuple[str, str]]:
     """Class bigrams of each line, with ``<s>``/``</s>`` at the line's ends."""
     for line in text.split("\n"):
-        cs = [word_class(w) for w in words(line)]
+        cs = _classes(line)
         if cs:
             yield from zip(["<s>", *cs], [*cs, "</s>"])
 
@@ -119,7 +128,7 @@ class Grammar:
 
     def fluent(self, sentence: str) -> bool:
         """Every word pair inside the sentence is one the world's texts use (its ends are not checked)."""
-        cs = [word_class(w) for w in words(sentence)]
+        cs = _classes(sentence)
         return all(b in self.pairs for b in zip(cs, cs[1:]))
 
 
