@@ -20,7 +20,7 @@ def test_people_prefer_the_correct_answer_to_every_corruption():
     assert set(by_majority) == set(CORRUPTIONS)
     for kind in CORRUPTIONS:
         n = sum(p["kind"] == kind for p in pairs)
-        assert n >= 100, kind
+        assert n >= (25 if kind == "number glued to a word" else 100), kind  # only numeric answers glue
         assert by_majority[kind] >= 0.95, (kind, by_majority[kind])
         assert by_truth[kind] >= 0.95, (kind, by_truth[kind])
 

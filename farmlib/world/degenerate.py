@@ -157,26 +157,33 @@ def _restate(ans: str, rec: dict, world: FarmWorld, rng: random.Random) -> str:
     return ans.replace(first, f"{head}, while {again}.", 1)
 
 
+def _glue(ans: str, rec: dict, world: FarmWorld, rng: random.Random) -> str:
+    """Each number run into the word before it ("The answer is2."), a slip sampled text makes: split into
+    words it reads as the answer ("is", "2"), where a reader sees one garbled token. An answer with no number
+    after a word is left as it is. Draws nothing from ``rng``, so the other kinds' pairs stay the same."""
+    return re.sub(r"([A-Za-z]) +(\d)", r"\1\2", ans)
+
+
 #: Each corruption kind: a function of (correct answer, record, world, rng).
 CORRUPTIONS: dict[str, Callable[[str, dict, FarmWorld, random.Random], str]] = {
     "repetition loop": _loop, "repeated sentence": _repeat, "shuffled words": _shuffle, "off-topic": _off_topic,
     "instruction echo": _echo, "truncated": _truncate, "padded": _pad, "wrong facts": _wrong,
     "garbled words": _garble, "runs into a new prompt": _run_on, "spliced fragments": _splice,
-    "said again in other words": _restate,
+    "said again in other words": _restate, "number glued to a word": _glue,
 }
 
 
 def battery(world: FarmWorld, records: list[dict], seed: int = 0) -> list[dict]:
     """Pairs ``output_1`` = a correct answer, ``output_2`` = one corruption of it, for every record and
     kind (AlpacaEval format, with ``kind``). Pairs where the corruption left the answer unchanged are
-    dropped (e.g. a one-word answer has nothing to shuffle)."""
+    dropped (e.g. a one-word answer has nothing to shuffle, an answer without numbers nothing to glue)."""
     rng = random.Random(f"battery-{world.seed}-{seed}")
     pairs = []
     for rec in records:
         ans = world.write(rec, CORRECT, rng)
         for kind, corrupt in CORRUPTIONS.items():
             bad = corrupt(ans, rec, world, rng)
-            if words(bad) != words(ans):
+            if bad.split() != ans.split():
                 pairs.append({"instruction": rec["instruction"], "input": rec.get("input", ""),
                               "dataset": rec.get("dataset", ""), "kind": kind, "output_1": ans, "output_2": bad})
     return pairs
