@@ -11,7 +11,8 @@ min(64, rollouts) and ``--ppo``'s fields, by default the larger batch's settings
 (lr 3e-4, KL coefficient 0.01). For each run, on the whole evaluation set: the people's win-rate against the
 reference paired with SFT 10k's over the instructions, mean R*, the distinct answers, the shares that repeat and
 stumble (R*'s parts, as the leaderboard flags them), the most frequent answer, and what the reward model's score
-gained over SFT 10k's answers split as chapter 11 splits it (:mod:`farmlib.evaluation.score_parts`).
+gained over SFT 10k's answers split as chapter 11 splits it (:mod:`farmlib.evaluation.score_parts`; the split's
+ratios only where the score gained is beyond twice its paired standard error, for they divide by it).
 Artifacts go to the profile's runs folder, so a second run, or a built book, is reused.
 """
 
@@ -82,6 +83,7 @@ def main() -> None:
     sft = farm.samples(farm.sft_model(), "eval", generator="sft10k")
     _, sft_ann = farm.evaluate(sft, "human")
     sft_scores = instruction_scores(sft_ann)
+    sft_score = score_parts.parts(rm, tok, sft)["score"]
     print(f"{args.profile}, world seed {farm.profile.world_seed}, PPO seed {args.seed}; people paired against SFT 10k "
           f"over {len(sft)} evaluation instructions; settings beyond the profile's budget: {json.dumps(args.ppo)}")
     head = (f"{'reward':24s} {'budget':>8} {'people - SFT':>13} {'mean R*':>8} {'distinct':>8} {'repeats':>8} "
@@ -98,15 +100,18 @@ def main() -> None:
             answers = collections.Counter(o["output"] for o in outs)
             parts = score_parts.table(rm, tok, {"SFT 10k": sft, name: outs}, farm.true_rewards)
             g = score_parts.gain(parts, "SFT 10k", name)
+            # the split's ratios divide by the score gained: shown only where that gain is beyond twice its noise
+            _, score_se = paired_difference(score_parts.parts(rm, tok, outs)["score"], sft_score)
+            clear = g["score"] > 2 * score_se / 100
             row = {"reward": reward, "steps": steps, "rollouts": rollouts, "overrides": over,
                    "win_rate": wr.win_rate, "se": wr.standard_error, "people_vs_sft10k": d, "people_vs_sft10k_se": se,
                    "true_reward": parts[1]["true_reward"], "sft10k_true_reward": parts[0]["true_reward"],
                    "distinct": len(answers), "commonest": answers.most_common(1)[0],
                    "repetition_rate": defects["repetition_rate"], "disfluency_rate": defects["disfluency_rate"],
-                   "score_gain": g, "seconds": secs}
+                   "score_gain": g, "score_gain_se": score_se / 100, "seconds": secs}
             rows.append(row)
-            share = "–" if g["reader_share"] is None else f"{100 * g['reader_share']:.0f} %"
-            per = "–" if g["true_per_score"] is None else f"{g['true_per_score']:.2f}"
+            share = "–" if g["reader_share"] is None or not clear else f"{100 * g['reader_share']:.0f} %"
+            per = "–" if g["true_per_score"] is None or not clear else f"{g['true_per_score']:.2f}"
             print(f"{name:24s} {steps:>3}x{rollouts:<4} {d:+6.1f} ± {se:3.1f} {row['true_reward']:8.3f} "
                   f"{len(answers):8d} {row['repetition_rate']:8.1%} {row['disfluency_rate']:8.1%} "
                   f"{g['score']:+8.3f} {share:>16} {per:>8} {secs:5.0f}", flush=True)
