@@ -81,7 +81,7 @@ def main() -> None:
     tok = farm.tokenizer()
     rm = load_reward_model(methods.reward_model_path(farm))
     sft = farm.samples(farm.sft_model(), "eval", generator="sft10k")
-    _, sft_ann = farm.evaluate(sft, "human")
+    sft_wr, sft_ann = farm.evaluate(sft, "human")
     sft_scores = instruction_scores(sft_ann)
     sft_score = score_parts.parts(rm, tok, sft)["score"]
     print(f"{args.profile}, world seed {farm.profile.world_seed}, PPO seed {args.seed}; people paired against SFT 10k "
@@ -118,7 +118,7 @@ def main() -> None:
     sft_defects = defect_rates(farm, sft)
     print(f"SFT 10k: mean R* {parts[0]['true_reward']:.3f}, {len(set(o['output'] for o in sft))} distinct answers, "
           f"{sft_defects['repetition_rate']:.1%} repeat, {sft_defects['disfluency_rate']:.1%} stumble; "
-          f"win-rate {farm.evaluate(sft, 'human')[0].win_rate:.1f} %")
+          f"win-rate {sft_wr.win_rate:.1f} %")
     for r in rows:
         text, k = r["commonest"]
         print(f"  {r['reward']:12s} {r['steps']}x{r['rollouts']}: commonest answer ({k} of {len(sft)}): {text[:90]!r}")
