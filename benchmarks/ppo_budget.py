@@ -83,7 +83,6 @@ def main() -> None:
     sft = farm.samples(farm.sft_model(), "eval", generator="sft10k")
     sft_wr, sft_ann = farm.evaluate(sft, "human")
     sft_scores = instruction_scores(sft_ann)
-    sft_score = score_parts.parts(rm, tok, sft)["score"]
     print(f"{args.profile}, world seed {farm.profile.world_seed}, PPO seed {args.seed}; people paired against SFT 10k "
           f"over {len(sft)} evaluation instructions; settings beyond the profile's budget: {json.dumps(args.ppo)}")
     head = (f"{'reward':24s} {'budget':>8} {'people - SFT':>13} {'mean R*':>8} {'distinct':>8} {'repeats':>8} "
@@ -98,20 +97,18 @@ def main() -> None:
             d, se = paired_difference(instruction_scores(ann), sft_scores)
             defects = defect_rates(farm, outs)
             answers = collections.Counter(o["output"] for o in outs)
-            parts = score_parts.table(rm, tok, {"SFT 10k": sft, name: outs}, farm.true_rewards)
+            parts = score_parts.table(rm, tok, {"SFT 10k": sft, name: outs}, farm.true_rewards, base="SFT 10k")
+            # the split's ratios divide by the score gained: None where that gain is within twice its noise
             g = score_parts.gain(parts, "SFT 10k", name)
-            # the split's ratios divide by the score gained: shown only where that gain is beyond twice its noise
-            _, score_se = paired_difference(score_parts.parts(rm, tok, outs)["score"], sft_score)
-            clear = g["score"] > 2 * score_se / 100
             row = {"reward": reward, "steps": steps, "rollouts": rollouts, "overrides": over,
                    "win_rate": wr.win_rate, "se": wr.standard_error, "people_vs_sft10k": d, "people_vs_sft10k_se": se,
                    "true_reward": parts[1]["true_reward"], "sft10k_true_reward": parts[0]["true_reward"],
                    "distinct": len(answers), "commonest": answers.most_common(1)[0],
                    "repetition_rate": defects["repetition_rate"], "disfluency_rate": defects["disfluency_rate"],
-                   "score_gain": g, "score_gain_se": score_se / 100, "seconds": secs}
+                   "score_gain": g, "seconds": secs}
             rows.append(row)
-            share = "–" if g["reader_share"] is None or not clear else f"{100 * g['reader_share']:.0f} %"
-            per = "–" if g["true_per_score"] is None or not clear else f"{g['true_per_score']:.2f}"
+            share = "–" if g["reader_share"] is None else f"{100 * g['reader_share']:.0f} %"
+            per = "–" if g["true_per_score"] is None else f"{g['true_per_score']:.2f}"
             print(f"{name:24s} {steps:>3}x{rollouts:<4} {d:+6.1f} ± {se:3.1f} {row['true_reward']:8.3f} "
                   f"{len(answers):8d} {row['repetition_rate']:8.1%} {row['disfluency_rate']:8.1%} "
                   f"{g['score']:+8.3f} {share:>16} {per:>8} {secs:5.0f}", flush=True)

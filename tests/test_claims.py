@@ -285,6 +285,9 @@ def test_a_ppo_miss_is_set_beside_what_choosing_gains_per_unit_of_score():
     assert "- **PPO beats SFT 10k** (chapter 11): PPO raised the reward model's score of its answers by 0.150" in why
     assert "80 % of it the likelihood term" in why and "best-of-16's picks (chapter 9) gain 0.77" in why
     assert "where R* does not follow" in why
+    m["ppo"]["score_parts"][1]["score_se"] = 0.09  # chapter 11 paired the scores: 0.150 is within twice its noise
+    why = C.reasons(m, C.claims(m))
+    assert "+0.150 ± 0.090" in why and "did not raise the score beyond noise" in why and "% of it" not in why
 
 
 def test_a_missed_row_whose_reason_is_not_measured_is_left_out():

@@ -34,6 +34,18 @@ def test_the_sentence_sets_the_method_beside_choosing_among_sft_answers():
     assert "at least half as well" in SP.sentence(good, "PPO", "SFT 10k", picks=picks)
 
 
+def test_a_score_gain_within_twice_its_noise_is_not_split():
+    r = rows()
+    r[1]["score_se"] = 0.15  # the 0.2 gained is within two paired standard errors
+    g = SP.gain(r, "SFT 10k", "ppo")
+    assert g["score_se"] == 0.15 and g["reader_share"] is None and g["true_per_score"] is None
+    text = SP.sentence(g, "PPO", "SFT 10k", picks=SP.curve_gain([-1.8, -1.0], [-0.2, 0.4]))
+    assert "+0.200 ± 0.150" in text and "did not raise the score beyond noise" in text
+    assert "% of it" not in text and "per unit of score" not in text and "R* moved by +0.004" in text
+    r[1]["score_se"] = 0.05  # beyond twice its noise: split as before
+    assert "80 % of it the likelihood term" in SP.sentence(SP.gain(r, "SFT 10k", "ppo"), "PPO", "SFT 10k")
+
+
 def test_a_reward_model_without_a_backward_reader_gains_all_in_its_reader():
     g = SP.gain(rows(sft=(-1.4, -1.4, 0.0, 0.1), ppo=(-1.0, -1.0, 0.0, 0.2)), "SFT 10k", "ppo")
     assert "all of it the head" in SP.sentence(g, "PPO", "SFT 10k", "the head")
@@ -56,3 +68,12 @@ def test_parts_add_up_to_the_reward_models_score(micro_farm):
     assert SP.reader_name(rm) == "the likelihood term"
     t = SP.table(rm, tok, {"val": recs}, true_rewards=micro_farm.true_rewards)
     assert t[0]["score"] == pytest.approx(sum(score) / 4) and "true_reward" in t[0]
+    # paired against a base on the same instructions, each other row carries its gain's standard error
+    other = [dict(r, output=r["output"] + " and more") for r in recs]
+    t = SP.table(rm, tok, {"base": recs, "other": other}, base="base")
+    d = [a - b for a, b in zip(SP.parts(rm, tok, other)["score"], score)]
+    mean = sum(d) / 4
+    assert "score_se" not in t[0]
+    assert t[1]["score_se"] == pytest.approx((sum((x - mean) ** 2 for x in d) / 3 / 4) ** 0.5)
+    with pytest.raises(ValueError, match="not on 'base'"):
+        SP.table(rm, tok, {"base": recs, "other": other[::-1]}, base="base")

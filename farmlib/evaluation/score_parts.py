@@ -35,28 +35,46 @@ def reader_name(rm) -> str:
     return "the likelihood term" if reads_likelihood(rm) else "the head"
 
 
-def table(rm, tokenizer, answers: dict[str, list[dict]], true_rewards=None) -> list[dict]:
+def table(rm, tokenizer, answers: dict[str, list[dict]], true_rewards=None, base: str | None = None) -> list[dict]:
     """One row per set of answers (``answers``: name → records): the mean score, reader and backward term, the
-    mean length in characters and, with ``true_rewards`` (records → R* of each), the mean R*."""
-    rows = []
+    mean length in characters and, with ``true_rewards`` (records → R* of each), the mean R*. With ``base`` (one of
+    ``answers``, answered on the same instructions in the same order), every other row also carries ``score_se``:
+    the paired standard error of its mean score minus ``base``'s, the noise :func:`sentence` weighs the gain by."""
+    from farmlib.evaluation.paired import paired_difference
+
+    scores, rows = {}, []
     for name, records in answers.items():
         p = parts(rm, tokenizer, records)
+        scores[name] = p["score"]
         row = {"answers": name, **{k: sum(v) / len(v) for k, v in p.items()},
                "length": sum(len(r["output"]) for r in records) / len(records)}
         if true_rewards is not None:
             row["true_reward"] = sum(true_rewards(records)) / len(records)
         rows.append(row)
+    if base is not None:
+        if base not in answers:
+            raise KeyError(f"score_parts.table: base {base!r} is not one of the answers ({', '.join(answers)})")
+        for row in rows:
+            name = row["answers"]
+            if name == base:
+                continue
+            if [r["instruction"] for r in answers[name]] != [r["instruction"] for r in answers[base]]:
+                raise ValueError(f"score_parts.table: answers {name!r} are not on {base!r}'s instructions in its "
+                                 "order, so their scores cannot be paired")
+            row["score_se"] = paired_difference(scores[name], scores[base])[1] / 100
     return rows
 
 
 def gain(rows: list[dict], base: str, method: str) -> dict:
     """What ``method``'s answers gained over ``base``'s (two rows of :func:`table`): the difference in each part and
-    in R*, the reader's share of the score gained, and R* gained per unit of score (None where the score did not
-    rise)."""
+    in R*, the reader's share of the score gained, and R* gained per unit of score. The shares divide by the score
+    gained, so they are None where it did not rise beyond twice its paired standard error (``score_se``, where the
+    table was paired) — a ratio of noise reads as a finding."""
     a, b = (next(r for r in rows if r["answers"] == name) for name in (base, method))
     d = {k: b[k] - a[k] for k in (*PARTS, "true_reward") if k in a and k in b}
-    up = d["score"] > 0
-    return {**d, "reader_share": d["reader"] / d["score"] if up else None,
+    se = b.get("score_se")
+    up = d["score"] > (2 * se if se is not None else 0)
+    return {**d, **({"score_se": se} if se is not None else {}), "reader_share": d["reader"] / d["score"] if up else None,
             "true_per_score": d["true_reward"] / d["score"] if up and "true_reward" in d else None}
 
 
@@ -74,6 +92,12 @@ def sentence(g: dict, method: str, base: str, reader: str = "the likelihood term
     if g["score"] <= 0:
         return (f"{method}'s answers score {g['score']:+.3f} against {base}'s on the reward model: it did not raise "
                 f"the score on these answers, so there is no gain to split.")
+    if g["reader_share"] is None:
+        moved = f"; R* moved by {g['true_reward']:+.3f}" if "true_reward" in g else ""
+        return (f"{method}'s answers score {g['score']:+.3f} ± {g['score_se']:.3f} (paired standard error) against "
+                f"{base}'s on the reward model: within twice its noise, so {method} did not raise the score beyond "
+                f"noise, and a split of that gain into parts, or R* per unit of it, would be a ratio of noise"
+                f"{moved}.")
     text = (f"{method} raised the reward model's score of its answers by {g['score']:.3f} over {base}'s, "
             + (f"all of it {reader}" if g["backward"] == 0 else
                f"{100 * g['reader_share']:.0f} % of it {reader} and {100 * (1 - g['reader_share']):.0f} % the "
