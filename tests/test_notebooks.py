@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -71,11 +72,13 @@ def test_every_chapter_has_a_metrics_check():
 
 
 def assert_clean_page(executed: Path) -> None:
-    """What a reader would see that is plumbing: a returned path, tqdm's widget warning."""
+    """What a reader would see that is plumbing: a returned path, tqdm's widget warning, any library's warning."""
     outputs = "".join("".join(o.get("text", "")) + "".join(o.get("data", {}).get("text/plain", ""))
                       for c in json.loads(executed.read_text())["cells"] for o in c.get("outputs", []))
-    for noise in ("PosixPath(", "IProgress not found", "LOAD REPORT", "FutureWarning", "\x1b[A"):
+    for noise in ("PosixPath(", "IProgress not found", "LOAD REPORT", "\x1b[A"):
         assert noise not in outputs, f"{executed.stem}: the rendered page shows {noise!r}"
+    warning = re.search(r"\w*Warning: .*", outputs)  # FutureWarning, Pandas4Warning, UserWarning, ...
+    assert warning is None, f"{executed.stem}: the rendered page shows {warning.group(0)[:120]!r}"
 
 
 def _test_runs(tmp_path_factory) -> Path:
