@@ -29,6 +29,18 @@ def test_correlations_on_hand_made_rankings():
         assert close.loc[stat, "low"] <= close.loc[stat, "high"]
 
 
+def test_a_ranking_of_ties_is_nan_without_a_warning():
+    import warnings
+
+    tied = _per_instruction([0.5, 0.5, 0.5], [0.2, 0.4, 0.6])
+    for m in tied.values():  # the judges call every pair a tie: every redraw of the instructions ties the methods
+        m["sim"] = np.full_like(m["sim"], 0.5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # numpy's all-NaN warning would print on the chapter's page
+        t = correlations(tied, n_boot=50)
+    assert t.isna().all().all()
+
+
 def test_scores_leave_out_missing_labels():
     s = scores([{"preference": 2}, {"preference": 1}, {"preference": 1.5}, {"preference": None}])
     assert s[:3].tolist() == [1.0, 0.0, 0.5] and np.isnan(s[3])

@@ -2,7 +2,7 @@ import math
 
 import pytest
 
-from farmlib.evaluation.instruction_mix import MIXES, mix_table, mix_win_rate
+from farmlib.evaluation.instruction_mix import MIXES, mix_table, mix_win_rate, rank_agreement, single_families
 
 
 def _ann(family, wins, losses):
@@ -35,3 +35,19 @@ def test_named_mixes_cover_every_family_and_the_table_has_a_column_each():
     t = mix_table({"m": ann})
     assert list(t.columns) == [c for m in MIXES for c in (m, f"{m} se")]
     assert t.loc["m", "demo traffic"] == pytest.approx(50.0)
+
+
+def test_single_families_rank_methods_and_a_tied_family_ranks_nothing():
+    import warnings
+
+    import pandas as pd
+
+    # family a orders three methods as the demo mix does, family b the other way, family c ties them all
+    ann = {m: _ann("a", 1 + i, 3 - i) + _ann("b", 3 - i, 1 + i) + _ann("c", 2, 2) for i, m in enumerate("xyz")}
+    demo = pd.Series({"x": 10.0, "y": 20.0, "z": 30.0})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # scipy's constant-input warning would print on the chapter's page
+        row = single_families(ann, {"demo traffic": demo, "evaluation": demo[["z", "y", "x"]]})
+    assert row["a"] == pytest.approx(1.0) and row["b"] == pytest.approx(-1.0) and math.isnan(row["c"])
+    assert row["all families (evaluation)"] == pytest.approx(1.0)  # aligned by method, not by position
+    assert rank_agreement(demo, pd.Series({"z": 5.0, "x": 1.0, "q": 0.0})) == pytest.approx(1.0)  # x, z shared

@@ -68,5 +68,12 @@ def correlations(per_instruction: dict[str, dict[str, np.ndarray]], n_boot: int 
         for k, f in stats.items():
             boot[k].append(f(xs, ys))
     lo, hi = (1 - level) / 2, 1 - (1 - level) / 2
-    return pd.DataFrame({k: {"value": point[k], "low": float(np.nanquantile(boot[k], lo)),
-                             "high": float(np.nanquantile(boot[k], hi))} for k in stats}).T
+    return pd.DataFrame({k: {"value": point[k], "low": _quantile(boot[k], lo), "high": _quantile(boot[k], hi)}
+                         for k in stats}).T
+
+
+def _quantile(values: list[float], q: float) -> float:
+    """The ``q`` quantile of the defined values; NaN where no replicate defined one (every method tied in every
+    redraw), without numpy's all-NaN warning on the page."""
+    finite = [v for v in values if np.isfinite(v)]
+    return float(np.quantile(finite, q)) if finite else float("nan")

@@ -73,3 +73,24 @@ def mix_table(annotations: dict[str, Sequence[dict]], mixes: dict[str, dict[str,
             row[mix], row[f"{mix} se"] = mix_win_rate(ann, w)
         rows.append(row)
     return pd.DataFrame(rows).set_index("method")
+
+
+def rank_agreement(x: pd.Series, y: pd.Series) -> float:
+    """Spearman of two win-rate columns over the methods they share; NaN where either ranks nothing (every method
+    tied), which a reader sees as 'nan' rather than as scipy's warning."""
+    x, y = x.align(y, join="inner")
+    if x.nunique() < 2 or y.nunique() < 2:
+        return float("nan")
+    return float(x.corr(y, method="spearman"))
+
+
+def single_families(annotations: dict[str, Sequence[dict]], tables: dict[str, pd.Series]) -> dict[str, float]:
+    """How each family alone, as an evaluation set, ranks the methods against the ``demo traffic`` mix (the paper's
+    check that no single source stands in for the combination); ``tables``: :func:`mix_table`'s columns
+    ``evaluation`` and ``demo traffic``; the last entry is the whole evaluation set's."""
+    per_family = pd.DataFrame({m: {f: 100 * s.mean() for f, s in family_scores(ann).items()}
+                               for m, ann in annotations.items()}).T
+    demo = tables["demo traffic"]
+    row = {f: rank_agreement(per_family[f], demo) for f in per_family.columns}
+    row["all families (evaluation)"] = rank_agreement(tables["evaluation"], demo)
+    return row
