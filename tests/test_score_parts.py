@@ -42,8 +42,9 @@ def test_a_score_gain_within_twice_its_noise_is_not_split():
     text = SP.sentence(g, "PPO", "SFT 10k", picks=SP.curve_gain([-1.8, -1.0], [-0.2, 0.4]))
     assert "+0.200 ± 0.150" in text and "did not raise the score beyond noise" in text
     assert "% of it" not in text and "per unit of score" not in text and "R* moved by +0.004" in text
-    r[1]["score_se"] = 0.05  # beyond twice its noise: split as before
-    assert "80 % of it the likelihood term" in SP.sentence(SP.gain(r, "SFT 10k", "ppo"), "PPO", "SFT 10k")
+    r[1]["score_se"] = 0.05  # beyond twice its noise: split as before, its noise beside the gain
+    text = SP.sentence(SP.gain(r, "SFT 10k", "ppo"), "PPO", "SFT 10k")
+    assert "by 0.200 (± 0.050, paired standard error) over" in text and "80 % of it the likelihood term" in text
 
 
 def test_a_reward_model_without_a_backward_reader_gains_all_in_its_reader():

@@ -98,7 +98,8 @@ def sentence(g: dict, method: str, base: str, reader: str = "the likelihood term
                 f"{base}'s on the reward model: within twice its noise, so {method} did not raise the score beyond "
                 f"noise, and a split of that gain into parts, or R* per unit of it, would be a ratio of noise"
                 f"{moved}.")
-    text = (f"{method} raised the reward model's score of its answers by {g['score']:.3f} over {base}'s, "
+    noise = f" (± {g['score_se']:.3f}, paired standard error)" if "score_se" in g else ""
+    text = (f"{method} raised the reward model's score of its answers by {g['score']:.3f}{noise} over {base}'s, "
             + (f"all of it {reader}" if g["backward"] == 0 else
                f"{100 * g['reader_share']:.0f} % of it {reader} and {100 * (1 - g['reader_share']):.0f} % the "
                "backward term"))
