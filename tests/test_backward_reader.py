@@ -91,7 +91,7 @@ def test_the_reward_model_adds_lambda_times_the_backward_loglik_and_saves_it(mic
 def test_sampled_sequences_get_the_reward_their_records_get(micro_farm, backward_rm):
     """PPO and Quark score token ids: decoded and re-read backwards, they get the backward term the decoded
     records get (whatever padding comes before the prompt)."""
-    from farmlib.methods import reward_model
+    from farmlib.methods import repeat_reader, reward_model
     from farmlib.methods.common import rollout, score
     from farmlib.world import format_prompt
 
@@ -106,12 +106,13 @@ def test_sampled_sequences_get_the_reward_their_records_get(micro_farm, backward
     with torch.no_grad():
         by_ids = score(rm, seq, mask, nq) - score(rm, seq, mask, nq, backward=False)
     decoded = [dict(r, output=o) for r, o in zip(recs, outs)]
-    by_records = B.term(rm, decoded)
+    repeats = repeat_reader.term(rm, decoded)  # the repeat reader rides on the same sampled sequences
+    by_records = B.term(rm, decoded) + (0 if repeats is None else repeats)
     assert by_ids.abs().min() > 0
     assert torch.allclose(by_ids, by_records, atol=1e-4), (by_ids, by_records)
     tagged = torch.cat([torch.full((len(recs), 2), tok.eos_token_id), seq], 1)  # padding before the prompt
     assert torch.allclose(B.term_of_ids(rm, tagged, torch.cat([torch.zeros(len(recs), 2, dtype=mask.dtype), mask], 1),
-                                        nq + 2), by_records, atol=1e-4)
+                                        nq + 2), B.term(rm, decoded), atol=1e-4)
 
 
 def test_reward_models_on_one_backward_reader_read_a_set_of_texts_once(micro_farm, backward_rm, monkeypatch):

@@ -123,7 +123,8 @@ def score(rm, seq: torch.Tensor, mask: torch.Tensor, n_query: int | None = None,
     so an EOS counts even when it is also the pad token), plus, for a model that reads its likelihood,
     ``a`` times the mean log-probability of the response (the tokens from ``n_query`` on, or each row's last
     ``n_response`` real tokens), plus, for one with a backward reader and a sampled sequence (``n_query``),
-    its term ``λ · mean log p(x | y)`` (:mod:`farmlib.methods.backward_reader`; ``backward=False``: not that term).
+    its term ``λ · mean log p(x | y)`` (:mod:`farmlib.methods.backward_reader`), and for one with a repeat reader its
+    ``ρ · g(y)`` (:mod:`farmlib.methods.repeat_reader`; ``backward=False``: neither term).
     A :class:`TrueRewardScorer` scores the response by R* instead."""
     if isinstance(rm, TrueRewardScorer):
         return rm(seq, mask, n_query)
@@ -140,10 +141,11 @@ def score(rm, seq: torch.Tensor, mask: torch.Tensor, n_query: int | None = None,
         r = r + likelihood_weight(rm) * mean_loglik(rm, hidden[:, :-1], seq[:, 1:], resp)
     if backward and n_query is not None:
         from farmlib.methods.backward_reader import term_of_ids  # it reads DPO's log-probabilities, which read ours
+        from farmlib.methods.repeat_reader import term_of_ids as repeat_term_of_ids
 
-        b = term_of_ids(rm, seq, mask, n_query)
-        if b is not None:
-            r = r + b
+        for b in (term_of_ids(rm, seq, mask, n_query), repeat_term_of_ids(rm, seq, mask, n_query)):
+            if b is not None:
+                r = r + b
     return r
 
 

@@ -16,6 +16,9 @@ With ``backward=True`` the score also reads the answer back to its question: ``+
 ``q`` is a frozen backward model (:mod:`farmlib.methods.backward_reader`) and ``λ``, starting at 1, is learned
 beside ``a``. The likelihood rates a true sentence that answers another question as high as the right answer; the
 backward model does not.
+
+With ``repeats=True`` the score also charges what the likelihood pays for: ``+ ρ · g(y)``, ``g`` how much of the answer
+says again what it said, ``ρ`` fitted on the same labels once the rest is trained (:mod:`farmlib.methods.repeat_reader`).
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ from farmlib.artifacts import read_json, write_json
 from farmlib.data import paired
 from farmlib.lm.model import adds_bos, cache_kwargs, cache_of
 from farmlib.lm.supervised import length_grouped_batches, lr_at
-from farmlib.methods import backward_reader
+from farmlib.methods import backward_reader, repeat_reader
 from farmlib.methods.common import likelihood_weight, loser, mean_loglik, positions, reads_likelihood, score, winner
 from farmlib.profiles import TrainConfig
 from farmlib.progress import progress
@@ -58,6 +61,7 @@ class RewardModelConfig:
     group_by_prompt: bool = False  # a step takes whole prompts: all their labelled pairs, each output read once
     reads: str = "last"  # "last": a head on the last token (the paper's); "likelihood": a · mean log p(y|x)
     backward: bool = False  # also λ · mean log q(x|y), the backward reader's (a frozen model trained first)
+    repeats: bool = False  # also ρ · said_again(y), ρ fitted on the labels once the rest is trained (repeat_reader)
 
 
 #: Learning rate of ``a`` and ``λ``, the readers' weights: single numbers, next to weights already trained.
@@ -84,10 +88,16 @@ def bt_loss(r_chosen: torch.Tensor, r_rejected: torch.Tensor) -> torch.Tensor:
 
 
 def load_reward_model(path: str, device: str = "cpu", backward: bool = True):
-    """The reward model saved at ``path``, with its backward reader when it has one (``backward=False``: without,
-    as PPO's value model starts from it)."""
+    """The reward model saved at ``path``, with its backward reader when it has one and, when it has a repeat reader,
+    the tokenizer that reader decodes samples with (``backward=False``: neither, as PPO's value model starts from it)."""
     model = AutoModelForSequenceClassification.from_pretrained(path, num_labels=1).to(device).eval()
-    return backward_reader.load(model, path, device) if backward else model
+    if not backward:
+        return model
+    if repeat_reader.weight(model):  # it decodes what PPO and Quark sample to read its repeats
+        from farmlib.lm.model import load_tokenizer
+
+        model.repeat_tokenizer = load_tokenizer(path)
+    return backward_reader.load(model, path, device)
 
 
 def _texts(tokenizer, records: list[dict], key: str = "output") -> list[str]:
@@ -103,7 +113,8 @@ def rewards(model, tokenizer, records: list[dict], key: str = "output", batch_si
     """``r(x, y)`` for each record (``y = record[key]``), no grad. Each distinct text is scored once. A prompt
     with ``SHARE_PROMPT`` or more distinct responses (best-of-n's candidates) is read once and its keys and
     values reused for every response (:func:`_shared_prompt_scores`); the other texts go in batches of similar
-    length (little padding). A backward reader's term is added record by record (:func:`backward_reader.term`)."""
+    length (little padding). A backward reader's term and a repeat reader's are added record by record
+    (:func:`backward_reader.term`, :func:`repeat_reader.term`)."""
     texts = _texts(tokenizer, records, key)
     by_prompt: dict[str, set[str]] = {}
     prompt_of: dict[str, str] = {}
@@ -136,8 +147,10 @@ def rewards(model, tokenizer, records: list[dict], key: str = "output", batch_si
             else:
                 scored.update(zip(chunk, _forward(model, tokenizer, chunk, max_length).tolist()))
     out = torch.tensor([scored[t] for t in texts])
-    back = backward_reader.term(model, records, key)
-    return out if back is None else out + back
+    for extra in (backward_reader.term(model, records, key), repeat_reader.term(model, records, key)):
+        if extra is not None:
+            out = out + extra
+    return out
 
 
 def _prompt_cache(model, prompts: list[list[int]]):
@@ -332,6 +345,21 @@ def fit(model, tok, pairs: list[dict], cfg: RewardModelConfig, max_length: int) 
     return history
 
 
+def fit_repeats(model, tok, pairs: list[dict], max_length: int) -> dict:
+    """Fit the repeat reader's ``ρ`` on labelled ``pairs`` with the rest of ``model`` fixed
+    (:func:`repeat_reader.fit_weight`) and set it in the model's config; returns ``{"repeat_weight": ρ,
+    "repeat_scale": s}``."""
+    model.config.repeat_weight = 0.0  # the score the fit reads is the model's without the reader
+    pairs = [p for p in pairs if p["preference"] in (1, 2)]
+    won = [dict(p, output=winner(p)) for p in pairs]
+    lost = [dict(p, output=loser(p)) for p in pairs]
+    dr = rewards(model, tok, won, max_length=max_length) - rewards(model, tok, lost, max_length=max_length) \
+        if pairs else torch.zeros(0)
+    rho, s = repeat_reader.fit_weight(dr, repeat_reader.feature(won) - repeat_reader.feature(lost))
+    model.config.repeat_weight = rho
+    return {"repeat_weight": rho, "repeat_scale": s}
+
+
 def settle(model):
     """A trained reward model ready to save: a learned likelihood weight moves into its config (``likelihood_weight``),
     where :func:`load_reward_model` finds it again (a backward reader's λ is saved by :func:`save`)."""
@@ -412,6 +440,7 @@ def train(farm, cfg: RewardModelConfig | None = None, sft: str | None = None) ->
         if lora:
             model, wrapped = with_lora_head(model, lora, cfg.seed)
         history = fit(model, tok, tr, cfg, max_len)
+        repeats = fit_repeats(model, tok, tr, max_len) if cfg.repeats else {}
         val = farm.annotator(cfg.annotator, seed=1).annotate_pairs(held, seed=1)
         val = [r for r in val if r["preference"] in (1, 2)]
         acc, se = pairwise_accuracy(model, tok, val, max_len)
@@ -429,7 +458,7 @@ def train(farm, cfg: RewardModelConfig | None = None, sft: str | None = None) ->
         write_json(work / "history.json", history)
         write_json(work / "metrics.json", {"val_accuracy": acc, "val_se": se, "n_val": len(val),
                                            "val_accuracy_true": acc_true, "val_se_true": se_true,
-                                           "n_val_true": len(truth), "n_train": len(tr), **weights,
+                                           "n_val_true": len(truth), "n_train": len(tr), **weights, **repeats,
                                            "seconds": time.time() - t0})
 
     return farm.artifact("reward_model", {"sft": sft, "n": len(tr), **asdict(cfg), **({"lora_r": lora} if lora else {}),
@@ -492,10 +521,11 @@ def accuracy_curve(farm, labels: tuple[str, ...] = ("true_reward", "human", "p_s
                 model = new_reward_model(sft, tok, farm.profile.device, reads=cfg.reads, backward=back,
                                          max_length=max_len)
                 fit(model, tok, data, cfg, max_len)
+                repeats = fit_repeats(model, tok, data, max_len) if cfg.repeats else {}
                 acc_t, se_t = pairwise_accuracy(model, tok, held_true, max_len)
                 acc_p, se_p = pairwise_accuracy(model, tok, held_people, max_len)
                 write_json(work / "metrics.json", {"acc_true": acc_t, "se_true": se_t, "acc_people": acc_p,
-                                                   "se_people": se_p})
+                                                   "se_people": se_p, **repeats})
 
             path = farm.artifact("reward_model_curve", {"sft": sft, "labels": source, "n": n, **asdict(cfg),
                                                         **({"backward_model": back} if back else {}),
