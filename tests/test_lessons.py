@@ -311,6 +311,12 @@ def test_measured_sentence_and_chapter_5_figures():
     m = {"val_accuracy_true": 0.6, "val_se_true": 0.05, "val_accuracy": 0.55, "val_se": 0.04}
     text = report.measured_sentence(m, 0.31)
     assert "60.0% ± 5.0%, 2.0 standard errors above chance" in text and "correlation of 0.31" in text
+    assert "The labels set" not in text  # a head alone: no reader's weight to report
+    m.update(likelihood_weight=0.75, backward_weight=0.8, repeat_weight=-3.0)
+    text = report.measured_sentence(m, 0.31, score_sd=1.5)
+    assert "*a* = 0.75, the backward reader's λ = 0.80, the repeat reader's ρ = -3.00" in text
+    assert "loses 3.00 (2.0 standard deviations of SFT 10k's scores)" in text
+    assert "do not charge" in report.measured_sentence(dict(m, repeat_weight=0.0), 0.31, score_sd=1.5)
     curve = pd.DataFrame({"n": [1, 4], "sqrt_kl": [0.0, 0.9], "win_rate": [40.0, 45.0], "se": [2.0, 2.0]})
     fig = report.ceilings_figure(curve, 41.0, 50.0)
     assert len(fig.axes[0].lines) >= 2 and len(fig.axes[0].texts) == 2  # the two lines, one label per n

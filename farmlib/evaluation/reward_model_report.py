@@ -111,9 +111,28 @@ def scale_sentence(scale: pd.DataFrame, acc_needed: float, n_max: int, n_train: 
             "with models that know more than SFT 10k (SFT 52k, three SFT seeds, a model five times larger).")
 
 
-def measured_sentence(m: dict, rho: float) -> str:
-    """The reward model's held-out accuracies (``m``: :func:`farmlib.methods.reward_model.metrics`) and the Spearman
-    correlation ``rho`` of its scores with R* across instructions, in words."""
+def weights_sentence(m: dict, score_sd: float | None = None) -> str:
+    """What the labels set of the readers' weights (``m``: :func:`farmlib.methods.reward_model.metrics`; each only
+    where the reward model has that reader), and the repeat reader's charge beside ``score_sd``, the standard
+    deviation of the scores of SFT 10k's answers. Empty for a reward model without these readers."""
+    names = (("likelihood_weight", "the likelihood's weight *a*"), ("backward_weight", "the backward reader's λ"),
+             ("repeat_weight", "the repeat reader's ρ"))
+    parts = [f"{label} = {m[k]:.2f}" for k, label in names if m.get(k) is not None]
+    if not parts:
+        return ""
+    out = "The labels set " + ", ".join(parts) + "."
+    if m.get("repeat_weight") is not None and score_sd:
+        out += (f" An answer that says a thing twice loses {abs(m['repeat_weight']):.2f} "
+                f"({abs(m['repeat_weight']) / score_sd:.1f} standard deviations of SFT 10k's scores)"
+                if m["repeat_weight"] < 0 else " The labels do not charge for saying a thing twice")
+        out += "."
+    return " " + out
+
+
+def measured_sentence(m: dict, rho: float, score_sd: float | None = None) -> str:
+    """The reward model's held-out accuracies (``m``: :func:`farmlib.methods.reward_model.metrics`), the Spearman
+    correlation ``rho`` of its scores with R* across instructions, and its readers' weights
+    (:func:`weights_sentence`), in words."""
     z = (m["val_accuracy_true"] - 0.5) / max(m["val_se_true"], 1e-9)
     return (f"**Measured.** Held-out accuracy against R*'s labels is {m['val_accuracy_true']:.1%} ± "
             f"{m['val_se_true']:.1%}, {z:.1f} standard errors {'above' if z > 0 else 'below'} chance; against "
@@ -121,7 +140,7 @@ def measured_sentence(m: dict, rho: float) -> str:
             f"and R* have a Spearman correlation of {rho:.2f} on the SFT model's eval outputs, *across* instructions. "
             "Bradley–Terry only identifies reward differences between outputs of the same instruction: each "
             "instruction's offset is free, so a model can rank within prompts (what best-of-n and PPO use) while "
-            "its scores are not comparable across prompts.")
+            "its scores are not comparable across prompts." + weights_sentence(m, score_sd))
 
 
 def ceilings_figure(oracle_curve: pd.DataFrame, sft_win_rate: float, ppo_win_rate: float):
