@@ -46,7 +46,9 @@ def _pearson(x: np.ndarray, y: np.ndarray) -> float:
     return float(np.corrcoef(x, y)[0, 1]) if x.std() > 0 and y.std() > 0 else float("nan")
 
 
-def _spearman(x: np.ndarray, y: np.ndarray) -> float:
+def spearman(x, y) -> float:
+    """Spearman's correlation of two equally long sequences; NaN where either ranks nothing (all its values tied),
+    which a reader sees as 'nan' rather than as a library's warning."""
     return _pearson(pd.Series(x).rank().to_numpy(), pd.Series(y).rank().to_numpy())
 
 
@@ -58,7 +60,7 @@ def correlations(per_instruction: dict[str, dict[str, np.ndarray]], n_boot: int 
     names = list(per_instruction)
     sim = np.stack([per_instruction[n]["sim"] for n in names])  # [methods, instructions]
     ppl = np.stack([per_instruction[n]["people"] for n in names])
-    stats = {"spearman": _spearman, "pearson": _pearson, "r2": lambda x, y: _pearson(x, y) ** 2}
+    stats = {"spearman": spearman, "pearson": _pearson, "r2": lambda x, y: _pearson(x, y) ** 2}
     point = {k: f(np.nanmean(sim, 1), np.nanmean(ppl, 1)) for k, f in stats.items()}
     rng = np.random.default_rng(seed)
     boot = {k: [] for k in stats}

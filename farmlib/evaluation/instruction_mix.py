@@ -76,12 +76,12 @@ def mix_table(annotations: dict[str, Sequence[dict]], mixes: dict[str, dict[str,
 
 
 def rank_agreement(x: pd.Series, y: pd.Series) -> float:
-    """Spearman of two win-rate columns over the methods they share; NaN where either ranks nothing (every method
-    tied), which a reader sees as 'nan' rather than as scipy's warning."""
+    """Spearman of two win-rate columns over the methods they share (:func:`~farmlib.evaluation.end_to_end.spearman`:
+    NaN where either ranks nothing, every method tied)."""
+    from farmlib.evaluation.end_to_end import spearman
+
     x, y = x.align(y, join="inner")
-    if x.nunique() < 2 or y.nunique() < 2:
-        return float("nan")
-    return float(x.corr(y, method="spearman"))
+    return spearman(x.to_numpy(), y.to_numpy())
 
 
 def single_families(annotations: dict[str, Sequence[dict]], tables: dict[str, pd.Series]) -> dict[str, float]:

@@ -73,7 +73,7 @@ def other_crowds(farm, names: list[str], crowds: tuple[int, ...] = (1, 2, 3, 4, 
     then each of ``crowds``, ``judges`` the first draw and then each of ``judge_draws``
     (:func:`judges_taste_sentence` reads them).
     """
-    from farmlib.evaluation.end_to_end import _spearman
+    from farmlib.evaluation.end_to_end import spearman
     from farmlib.methods import outputs
 
     outs = {name: outputs(farm, name) for name in names}
@@ -84,10 +84,10 @@ def other_crowds(farm, names: list[str], crowds: tuple[int, ...] = (1, 2, 3, 4, 
     book, judges = rates(people, 0), rates(sim, 0)
     others = [rates(people, c) for c in crowds]
     again = [rates(sim, d) for d in judge_draws]
-    return {"crowds": list(crowds), "people": [float(_spearman(book, o)) for o in others],
-            "sim": [float(_spearman(judges, o)) for o in others],
-            "judge_draws": list(judge_draws), "judges_again": [float(_spearman(judges, a)) for a in again],
-            "judges_again_vs_people": [float(_spearman(book, a)) for a in again],
+    return {"crowds": list(crowds), "people": [float(spearman(book, o)) for o in others],
+            "sim": [float(spearman(judges, o)) for o in others],
+            "judge_draws": list(judge_draws), "judges_again": [float(spearman(judges, a)) for a in again],
+            "judges_again_vs_people": [float(spearman(book, a)) for a in again],
             "win_rates": {"people": {n: [r[i] for r in [book, *others]] for i, n in enumerate(names)},
                           "judges": {n: [r[i] for r in [judges, *again]] for i, n in enumerate(names)}}}
 
