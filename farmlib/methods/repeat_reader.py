@@ -45,8 +45,8 @@ def fit_weight(dr: torch.Tensor, dg: torch.Tensor) -> tuple[float, float]:
 
 
 def weight(rm) -> float:
-    """``ρ`` of a reward model (0 for one without a repeat reader)."""
-    return float(getattr(rm.config, "repeat_weight", 0.0) or 0.0)
+    """``ρ`` of a reward model (0 for one without a repeat reader, or no model)."""
+    return float(getattr(getattr(rm, "config", None), "repeat_weight", 0.0) or 0.0)
 
 
 def term(rm, records: list[dict], key: str = "output") -> torch.Tensor | None:
