@@ -335,6 +335,11 @@ def test_accuracy_curve_figure_and_sentence():
                           "acc_true": [0.6, 0.7, 0.5, 0.55], "se_true": [0.02, 0.02, 0.02, 0.02]})
     fig = report.accuracy_curve_figure(curve)
     assert fig.axes[0].get_xscale() == "log" and len(fig.axes[0].containers) == 2
+    table = report.curve_table(curve)
+    assert list(table.columns) == ["labels", "pairs", "vs R* (%)"] and table["vs R* (%)"][1] == "70.0\u00a0±\u00a02.0"
+    wide = curve.assign(**{"label agreement with R*": 1.0, "acc_people": 0.6, "se_people": 0.02, "repeat_weight": -3.214})
+    assert list(report.curve_table(wide).columns) == ["labels", "agree with R*", "pairs", "vs R* (%)", "vs people (%)", "ρ"]
+    assert report.curve_table(wide)["ρ"][0] == -3.21
     s = report.curve_sentence(curve)
     assert "70.0 ± 2.0 % with true_reward labels (1000 pairs)" in s and "55.0 ± 2.0 % with p_sim_ann" in s
     assert "best point is true_reward labels at 1000 pairs" in s

@@ -219,6 +219,23 @@ def accuracy_curve_figure(curve: pd.DataFrame):
     return fig
 
 
+def curve_table(curve: pd.DataFrame) -> pd.DataFrame:
+    """:func:`farmlib.methods.reward_model.accuracy_curve`'s rows for the page: each accuracy with its standard error in
+    one cell (%), and the repeat reader's ρ where the curve's reward models have one; narrow enough for the column."""
+    def pm(acc: str, se: str) -> list[str]:
+        return [plus_minus(100 * a, 100 * e) for a, e in zip(curve[acc], curve[se])]
+
+    table = pd.DataFrame({"labels": curve["labels"]})
+    if "label agreement with R*" in curve.columns:
+        table["agree with R*"] = curve["label agreement with R*"].round(3)
+    table["pairs"], table["vs R* (%)"] = curve["pairs"], pm("acc_true", "se_true")
+    if "acc_people" in curve.columns:
+        table["vs people (%)"] = pm("acc_people", "se_people")
+    if "repeat_weight" in curve.columns:
+        table["ρ"] = curve["repeat_weight"].round(2)
+    return table
+
+
 def curve_sentence(curve: pd.DataFrame) -> str:
     """What :func:`accuracy_curve_figure` shows: the reward model before any label (if measured), each label
     source's accuracy with all its pairs, and the best point."""
