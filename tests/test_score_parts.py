@@ -47,6 +47,16 @@ def test_a_score_gain_within_twice_its_noise_is_not_split():
     assert "by 0.200 (± 0.050, paired standard error) over" in text and "80 % of it the likelihood term" in text
 
 
+def test_the_repeat_readers_charge_is_a_part_of_its_own():
+    r = rows()
+    r[0]["repeats"], r[1]["repeats"] = -0.5, -0.45  # PPO's answers repeat less: the charge falls by 0.05
+    r[1]["score"] += 0.05
+    g = SP.gain(r, "SFT 10k", "ppo")
+    assert g["repeats"] == pytest.approx(0.05) and g["score"] == pytest.approx(0.25)
+    text = SP.sentence(g, "PPO", "SFT 10k")
+    assert "64 % of it the likelihood term, 16 % the backward term and 20 % the repeat reader's charge" in text
+
+
 def test_a_reward_model_without_a_backward_reader_gains_all_in_its_reader():
     g = SP.gain(rows(sft=(-1.4, -1.4, 0.0, 0.1), ppo=(-1.0, -1.0, 0.0, 0.2)), "SFT 10k", "ppo")
     assert "all of it the head" in SP.sentence(g, "PPO", "SFT 10k", "the head")
@@ -61,7 +71,11 @@ def test_parts_add_up_to_the_reward_models_score(micro_farm):
     p = SP.parts(rm, tok, recs)
     score = reward_model.rewards(rm, tok, recs).tolist()
     assert p["score"] == pytest.approx(score)
-    assert [r + b for r, b in zip(p["reader"], p["backward"])] == pytest.approx(score)
+    assert [r + b + c for r, b, c in zip(p["reader"], p["backward"], p["repeats"])] == pytest.approx(score)
+    rm.config.repeat_weight = -2.0  # a charge of its own, out of the reader's part
+    said_twice = [dict(recs[0], output=recs[0]["output"] + " " + recs[0]["output"])]
+    assert SP.parts(rm, tok, said_twice)["repeats"] == [-2.0]
+    rm.config.repeat_weight = 0.0
     assert all(b != 0 for b in p["backward"])  # the micro reward model has a backward reader
     plain = reward_model.load_reward_model(path, backward=False)  # without it the reader is the whole score
     q = SP.parts(plain, tok, recs)

@@ -2,8 +2,9 @@
 
 The book's reward model (chapter 5) scores ``r(x, y) = a · (1/|y|) Σ_t log p_θ(y_t | x, y_<t) + λ · (1/|x|) log q(x | y)``:
 its *reader*, how likely its own language model finds the answer (``θ`` starts as the SFT model and its labels move
-it little), plus its *backward* term, how well the answer gives back its question. (A reward model with the paper's
-head has the head as its reader and no backward term.) A method that raises the score may raise either part, and
+it little), plus its *backward* term, how well the answer gives back its question, plus the repeat reader's charge
+``ρ · g(y)`` for saying a thing twice (:mod:`farmlib.methods.repeat_reader`). (A reward model with the paper's head
+has the head as its reader and neither term.) A method that raises the score may raise either part, and
 may or may not raise R* with it. Best-of-n and expert iteration choose among the SFT model's own answers; PPO
 follows the score's gradient wherever it leads, and can also raise the reader by saying what the SFT model says
 most often. Split each answer's score into its parts, beside R*, and the gain in R* per unit of score tells a
@@ -12,20 +13,23 @@ method that follows the reward model where R* also rises from one that follows i
 
 from __future__ import annotations
 
-PARTS = ("score", "reader", "backward")
+PARTS = ("score", "reader", "backward", "repeats")
 
 
 def parts(rm, tokenizer, records: list[dict], key: str = "output") -> dict[str, list[float]]:
-    """Each record's reward-model ``score`` and its two parts: ``backward`` (``λ · mean log q(x | y)``; 0 for a
-    model without a backward reader) and ``reader`` (the rest: ``a · mean log p(y | x)`` for a model that reads its
-    likelihood, its head otherwise). ``reader + backward == score``."""
-    from farmlib.methods import backward_reader
+    """Each record's reward-model ``score`` and its parts: ``backward`` (``λ · mean log q(x | y)``; 0 for a model
+    without a backward reader), ``repeats`` (``ρ · g(y)``; 0 without a repeat reader) and ``reader`` (the rest:
+    ``a · mean log p(y | x)`` for a model that reads its likelihood, its head otherwise).
+    ``reader + backward + repeats == score``."""
+    from farmlib.methods import backward_reader, repeat_reader
     from farmlib.methods.reward_model import rewards
 
     score = rewards(rm, tokenizer, records, key).tolist()
-    back = backward_reader.term(rm, records, key)
-    back = [0.0] * len(records) if back is None else back.tolist()
-    return {"score": score, "reader": [s - b for s, b in zip(score, back)], "backward": back}
+    zero = [0.0] * len(records)
+    back, rep = (zero if t is None else t.tolist()
+                 for t in (backward_reader.term(rm, records, key), repeat_reader.term(rm, records, key)))
+    return {"score": score, "reader": [s - b - r for s, b, r in zip(score, back, rep)], "backward": back,
+            "repeats": rep}
 
 
 def reader_name(rm) -> str:
@@ -99,10 +103,11 @@ def sentence(g: dict, method: str, base: str, reader: str = "the likelihood term
                 f"noise, and a split of that gain into parts, or R* per unit of it, would be a ratio of noise"
                 f"{moved}.")
     noise = f" (± {g['score_se']:.3f}, paired standard error)" if "score_se" in g else ""
+    others = [(g[k], name) for k, name in (("backward", "the backward term"), ("repeats", "the repeat reader's charge"))
+              if g.get(k)]
+    split = [f"{100 * g['reader_share']:.0f} % of it {reader}"] + [f"{100 * v / g['score']:.0f} % {n}" for v, n in others]
     text = (f"{method} raised the reward model's score of its answers by {g['score']:.3f}{noise} over {base}'s, "
-            + (f"all of it {reader}" if g["backward"] == 0 else
-               f"{100 * g['reader_share']:.0f} % of it {reader} and {100 * (1 - g['reader_share']):.0f} % the "
-               "backward term"))
+            + (f"all of it {reader}" if not others else ", ".join(split[:-1]) + " and " + split[-1]))
     if g.get("true_per_score") is None:
         return text + "."
     text += (f"; R* moved by {g['true_reward']:+.3f}, {g['true_per_score']:.2f} of R* per unit of score")
