@@ -241,8 +241,11 @@ def test_no_fall_is_set_beside_how_little_the_labels_moved_the_picks():
     m["best_of_n"]["headroom"] = {"terms": {"the untrained reward model's pick of 16": {"total": 0.246},
                                             "the reward model's pick of 16": {"total": 0.2455}}}
     why = C.reasons(m, C.claims(m))
-    assert "a mean R* of 0.25 against the untrained pick's 0.25" in why
+    assert "a mean R* of 0.25 against the untrained pick's 0.25" in why and "left its picks where" in why
     assert "peaks at 0.39 (n = 16) and is 0.32 at n = 64" in why
+    m["best_of_n"]["headroom"]["terms"]["the reward model's pick of 16"]["total"] = 0.62  # the labels moved them
+    why = C.reasons(m, C.claims(m))
+    assert "moved its picks towards R*" in why and "left its picks" not in why and "0.62 against" in why
 
 
 def test_a_no_fall_says_where_gao_fit_turns_down():

@@ -360,9 +360,14 @@ def _why_overoptimisation(m: dict[str, dict]) -> str | None:
     untrained = next((v["total"] for k, v in terms.items() if k.startswith("the untrained reward model's pick")), None)
     parts = ["An optimiser overshoots where the reward model is wrong in ways more candidates can find."]
     if trained is not None and untrained is not None:
-        parts.append(f"This reward model's labels left its picks where its untrained self, the SFT model's likelihood, "
-                     f"puts them: in chapter 9 its pick has a mean R* of {trained:.2f} against the untrained pick's "
-                     f"{untrained:.2f}.")
+        if trained - untrained < _MOVED_R_STAR:
+            parts.append(f"This reward model's labels left its picks where its untrained self, the SFT model's "
+                         f"likelihood, puts them: in chapter 9 its pick has a mean R* of {trained:.2f} against the "
+                         f"untrained pick's {untrained:.2f}.")
+        else:
+            parts.append(f"This reward model's labels moved its picks towards R* from where its untrained self, the SFT "
+                         f"model's likelihood, puts them: in chapter 9 its pick has a mean R* of {trained:.2f} against "
+                         f"the untrained pick's {untrained:.2f}.")
     true, ns = o.get("mean_true_reward"), o["n"]
     if true:
         top = max(range(len(true)), key=true.__getitem__)
@@ -396,6 +401,7 @@ def _why_overoptimisation(m: dict[str, dict]) -> str | None:
 
 
 _FAR_KL = 50.0  # nats: a best-of-n with this KL draws e^51 candidates per instruction
+_MOVED_R_STAR = 0.05  # mean R* of chapter 9's picks: a trained reward model this far above its untrained self moved them
 
 
 def _round_n(n: float) -> str:
