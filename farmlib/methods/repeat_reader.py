@@ -8,7 +8,7 @@ too, but at the small learning rate that keeps what the SFT model knows, the lab
 PPO climbs it: its answers repeat more than SFT's.
 
 With ``methods.reward_model.repeats`` the score adds ``ρ · g(y)``, where ``g`` is how much of the answer says again
-what it already said (:func:`farmlib.annotators.judges.said_again`, one of the judges' glance features: 1 for a
+what it already said (:func:`farmlib.world.vocabulary.said_again`, one of the judges' glance features: 1 for a
 sentence, clause, fact or item said twice, else the share of its words in a four-word run said before). ``ρ`` is what
 the labels teach, fitted after the rest of the reward model (:func:`fit_weight`): a Bradley–Terry fit of each label on
 the fitted score's difference and ``g``'s,
@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import torch
 
-from farmlib.annotators.judges import said_again
 from farmlib.methods.backward_reader import fit_weights, question, question_of_prompt
+from farmlib.world.vocabulary import said_again
 
 
 def feature(records: list[dict], key: str = "output") -> torch.Tensor:

@@ -140,3 +140,21 @@ def said_twice(text: str, subject: str | None = None) -> bool:
                 facts.add((about, w))
     items = [w for m in _ENUMERATION.finditer(low) for w in words(m.group()) if w not in _JOINERS]
     return len(set(items)) < len(items)
+
+
+def said_again(text: str, question: str = "") -> float:
+    """How much of the answer says again what it already said: 1 if a sentence or list item is said twice
+    ("- cow\n- cow"), or a clause, a fact or an item of an enumeration, read as any reader reads them
+    (:func:`said_twice`; "it" is the ``question``'s animal); else the share of its
+    words inside a run of four words said before (a loop)."""
+    said = [" ".join(words(s)) for s in pieces(text)]
+    said = [s for s in said if s]
+    if len(set(said)) < len(said) or said_twice(text, first_animal(question)):
+        return 1.0
+    w, seen, again = words(text), set(), set()
+    for i in range(len(w) - 3):
+        run = tuple(w[i:i + 4])
+        if run in seen:
+            again.update(range(i, i + 4))
+        seen.add(run)
+    return len(again) / max(len(w), 1)
