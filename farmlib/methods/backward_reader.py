@@ -217,9 +217,15 @@ def term_of_ids(rm, seq: torch.Tensor, mask: torch.Tensor, n_query: int) -> torc
     b = attached(rm)
     if b is None:
         return None
-    tok, records = b.tokenizer, []
+    return term(rm, records_of_ids(b.tokenizer, seq, mask, n_query)).to(seq.device)
+
+
+def records_of_ids(tok, seq: torch.Tensor, mask: torch.Tensor, n_query: int) -> list[dict]:
+    """Sampled sequences (prompt tokens before ``n_query``, left-padded; the response after it) as records: the
+    question (:func:`question_of_prompt`, whole, so ``input`` is empty) and the decoded response."""
+    records = []
     for i in range(seq.size(0)):
         q = question_of_prompt(tok.decode(seq[i, :n_query][mask[i, :n_query].bool()], skip_special_tokens=True))
         resp = tok.decode(seq[i, n_query:][mask[i, n_query:].bool()], skip_special_tokens=True).strip()
-        records.append({"instruction": q, "input": "", "output": resp})  # the question is whole already
-    return term(rm, records).to(seq.device)
+        records.append({"instruction": q, "input": "", "output": resp})
+    return records

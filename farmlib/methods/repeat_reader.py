@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import torch
 
-from farmlib.methods.backward_reader import fit_weights, question, question_of_prompt
+from farmlib.methods.backward_reader import fit_weights, question, records_of_ids
 from farmlib.world.vocabulary import said_again
 
 
@@ -62,9 +62,4 @@ def term_of_ids(rm, seq: torch.Tensor, mask: torch.Tensor, n_query: int) -> torc
     tok = getattr(rm, "repeat_tokenizer", None)
     if not weight(rm) or tok is None:
         return None
-    records = []
-    for i in range(seq.size(0)):
-        q = question_of_prompt(tok.decode(seq[i, :n_query][mask[i, :n_query].bool()], skip_special_tokens=True))
-        resp = tok.decode(seq[i, n_query:][mask[i, n_query:].bool()], skip_special_tokens=True).strip()
-        records.append({"instruction": q, "input": "", "output": resp})  # the question is whole already
-    return term(rm, records).to(seq.device)
+    return term(rm, records_of_ids(tok, seq, mask, n_query)).to(seq.device)
