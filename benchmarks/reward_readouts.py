@@ -95,7 +95,7 @@ def backward_readers(farm, flat: list[dict], likelihood: list[list[float]], no_l
     from farmlib.methods.common import loser, winner
 
     tok, max_len = farm.tokenizer(), farm.profile.model.max_length
-    model = load_model(backward_reader.train(farm), farm.profile.device)
+    model = load_model(backward_reader.train(farm, farm.method_config("reward_model").backward_epochs), farm.profile.device)
     n = len(likelihood[0])
     back = backward_reader.loglik(model, tok, flat, max_len)
     back = [back[i * n:(i + 1) * n] for i in range(len(likelihood))]

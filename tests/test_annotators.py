@@ -73,6 +73,14 @@ def test_crowd_intervals_cover_the_estimate_and_narrow_with_more_pairs():
     # every label of a pair goes with it: identical pairs give a zero-width interval
     same = [{"output_1": "a", "output_2": "bbb"}] * 20
     assert crowd_intervals(same, [[2, 2, 2, 2]] * 20, n_boot=50)["p_longer"] == (1.0, 1.0)
+    # ...and a redraw's statistics are its records': one dissenting label in four, the other output a list
+    same = [{"output_1": "a list of one", "output_2": "- a\n- b"}] * 20
+    labels = [[2, 2, 2, 1]] * 20
+    ci = crowd_intervals(same, labels, n_boot=50)
+    records = [dict(r, preference=x) for r, h in zip(same, labels) for x in h]
+    assert ci["p_list"] == (prefers_lists(records),) * 2 == (0.75, 0.75)
+    assert ci["p_longer"] == (0.25, 0.25)  # the list is the shorter output
+    assert ci["agreement"] == (heldout_agreement(labels),) * 2 == (0.75, 0.75)
 
 
 def test_style_preferences_redraw_instructions_not_records():

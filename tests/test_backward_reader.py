@@ -36,6 +36,17 @@ def test_loglik_is_the_mean_log_probability_of_the_question_whatever_the_batch(m
     assert alone[0] == pytest.approx(by_hand, abs=1e-4)
 
 
+def test_the_backward_model_trains_the_passes_it_is_given_and_by_default_the_sft_models(micro_farm):
+    import json
+    from pathlib import Path
+
+    sft_epochs = micro_farm.profile.sft.epochs
+    assert B.train(micro_farm, sft_epochs) == B.train(micro_farm)  # 0: the SFT model's passes, the same model
+    fewer = B.train(micro_farm, 1)
+    steps = [len(json.loads((Path(p) / "history.json").read_text())) for p in (fewer, B.train(micro_farm))]
+    assert steps[0] * sft_epochs == pytest.approx(steps[1], abs=sft_epochs)
+
+
 def test_fit_weights_recovers_the_mix_the_labels_were_drawn_from():
     rng = random.Random(0)
     f = [rng.gauss(0, 1) for _ in range(20_000)]

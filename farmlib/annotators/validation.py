@@ -24,6 +24,7 @@ from farmlib.annotators import (
     prefers_lists,
     prefers_longer,
 )
+from farmlib.annotators.statistics import chose_list, chose_longer
 from farmlib.data import paired
 
 
@@ -116,15 +117,23 @@ def crowd_intervals(pairs: list[dict], humans: list[list[int]], n_boot: int = 10
     The pairs are redrawn with replacement, each with all its labels (``humans[i]``): the labels of one pair
     are not independent, so the pair is the unit."""
     rng = random.Random(f"crowd-intervals-{seed}")
-    records = [[dict(r, preference=p) for p in h] for r, h in zip(pairs, humans)]  # one labelled record per label
+    # each pair's counts once (a redraw sums the counts of its pairs, so its statistics are those of its records)
+    counts = []
+    for r, h in zip(pairs, humans):
+        longer = [chose_longer(dict(r, preference=p)) for p in h]
+        listed = [chose_list(dict(r, preference=p)) for p in h]
+        held = [x for x in h if x is not None]
+        agree = [majority(held[:k] + held[k + 1:]) for k in range(len(held))]
+        counts.append((sum(m is not None and x == m for x, m in zip(held, agree)), sum(m is not None for m in agree),
+                       sum(x is True for x in longer), sum(x is not None for x in longer),
+                       sum(x is True for x in listed), sum(x is not None for x in listed)))
     draws: dict[str, list[float]] = {"agreement": [], "p_longer": [], "p_list": []}
     for _ in range(n_boot):
-        idx = [rng.randrange(len(pairs)) for _ in pairs]
-        hs = [humans[i] for i in idx]
-        labelled = [x for i in idx for x in records[i]]
-        draws["agreement"].append(heldout_agreement(hs))
-        draws["p_longer"].append(prefers_longer(labelled))
-        draws["p_list"].append(prefers_lists(labelled))
+        hits, total, won_longer, n_longer, won_list, n_list = (sum(c) for c in zip(*(counts[rng.randrange(len(pairs))]
+                                                                                     for _ in pairs)))
+        draws["agreement"].append(hits / total if total else float("nan"))
+        draws["p_longer"].append(won_longer / n_longer if n_longer else float("nan"))
+        draws["p_list"].append(won_list / n_list if n_list else float("nan"))
     out = {}
     for k, xs in draws.items():
         xs = sorted(x for x in xs if x == x)  # a redraw can hold no pair of different lengths or styles

@@ -18,7 +18,8 @@ score the reward model gives, from records (:func:`term`) or from the token ids 
 (:func:`term_of_ids`), adds ``λ · (1 / |x|) log p(x | y)``.
 
 The backward model learns from the demonstrations of the splits in :data:`SPLITS` (the instruction, not the
-answer, is what it predicts), from the base model, with the profile's SFT settings. It leaves out ``val``,
+answer, is what it predicts), from the base model, with the profile's SFT settings over the reward model's
+``backward_epochs`` passes. It leaves out ``val``,
 whose instructions chapter 5 holds out for the reward model's accuracy.
 """
 
@@ -60,12 +61,15 @@ def question_of_prompt(text: str) -> str:
     return text[i + len(start):j]
 
 
-def train(farm) -> str:
+def train(farm, epochs: float = 0) -> str:
     """The backward model (an artifact): the base model trained to write each demonstration's question given its
-    answer."""
+    answer, with the profile's SFT settings over ``epochs`` passes (0: the SFT model's)."""
+    import dataclasses
+
     sp = farm.splits()
     pairs = [(prompt(r["output"]), question(r["instruction"], r["input"])) for s in SPLITS for r in sp[s]]
-    return farm.models.finetune("backward_reader", {"splits": list(SPLITS)}, pairs, farm.profile.sft,
+    train_cfg = dataclasses.replace(farm.profile.sft, epochs=epochs) if epochs else farm.profile.sft
+    return farm.models.finetune("backward_reader", {"splits": list(SPLITS)}, pairs, train_cfg,
                                 start=farm.models.base_model())
 
 

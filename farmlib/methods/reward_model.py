@@ -61,6 +61,7 @@ class RewardModelConfig:
     group_by_prompt: bool = False  # a step takes whole prompts: all their labelled pairs, each output read once
     reads: str = "last"  # "last": a head on the last token (the paper's); "likelihood": a · mean log p(y|x)
     backward: bool = False  # also λ · mean log q(x|y), the backward reader's (a frozen model trained first)
+    backward_epochs: float = 0.0  # the backward model's passes over its demonstrations (0: the SFT model's)
     repeats: bool = False  # also ρ · said_again(y), ρ fitted on the labels once the rest is trained (repeat_reader)
 
 
@@ -432,7 +433,7 @@ def train(farm, cfg: RewardModelConfig | None = None, sft: str | None = None) ->
     sft, tok, max_len = sft or farm.sft_model(), farm.tokenizer(), farm.profile.model.max_length
     held = sft_pairs(farm, split="val")  # pairs of SFT samples on instructions never trained on
     lora = farm.profile.model.lora_r
-    back = backward_reader.train(farm) if cfg.backward else None
+    back = backward_reader.train(farm, cfg.backward_epochs) if cfg.backward else None
 
     def build(work: Path) -> None:
         t0 = time.time()
@@ -508,7 +509,7 @@ def accuracy_curve(farm, labels: tuple[str, ...] = ("true_reward", "human", "p_s
     held_true = [dict(r, preference=true_label(r)) for r in held]
     held_true = [r for r in held_true if r["preference"]]
     held_people = [dict(r, preference=crowd.majority_label(r)) for r in held]
-    back = backward_reader.train(farm) if cfg.backward else None
+    back = backward_reader.train(farm, cfg.backward_epochs) if cfg.backward else None
     rows = []
     for source in labels:
         labelled = ([dict(r, preference=true_label(r)) for r in pairs] if source == "true_reward"
