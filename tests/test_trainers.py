@@ -331,11 +331,15 @@ def test_rewards_read_a_shared_prompt_once_and_score_as_a_whole_reading(micro_fa
             "Moo.", "The cow eats grass in the field."]
     recs = [{"instruction": "Name an animal.", "input": "", "output": o} for o in outs]
     recs.append({"instruction": "Sort 3 1 2.", "input": "", "output": "1 2 3"})
-    calls = []
-    shared = reward_model._shared_prompt_scores
+    recs += [{"instruction": "Count the words in this sentence.", "input": "one two three", "output": o}
+             for o in ("3", "Three.", "There are three words.", "three")]  # a second prompt, a longer one
+    calls, reads = [], []
+    shared, cache = reward_model._shared_prompt_scores, reward_model._prompt_cache
     monkeypatch.setattr(reward_model, "_shared_prompt_scores", lambda *a: calls.append(a) or shared(*a))
+    monkeypatch.setattr(reward_model, "_prompt_cache", lambda m, p: reads.append(len(p)) or cache(m, p))
     got = reward_model.rewards(rm, tok, recs, batch_size=3)
-    assert len(calls) == 1 and len(calls[0][2]) == 5  # one prompt, its 5 distinct outputs
+    assert len(calls) == 1 and [len(r) for r in calls[0][2]] == [5, 4]  # two prompts, their distinct outputs
+    assert reads == [1, 2, 1]  # batches of 3 responses: a batch reads the prompts it answers, each once
     with torch.no_grad():
         whole = [reward_model._forward(rm, tok, [t], 192).item() for t in reward_model._texts(tok, recs)]
     assert torch.allclose(got, torch.tensor(whole), atol=1e-4), (got, whole)

@@ -112,8 +112,8 @@ SHARE_PROMPT = 4
 def rewards(model, tokenizer, records: list[dict], key: str = "output", batch_size: int = 64,
             max_length: int = 256) -> torch.Tensor:
     """``r(x, y)`` for each record (``y = record[key]``), no grad. Each distinct text is scored once. A prompt
-    with ``SHARE_PROMPT`` or more distinct responses (best-of-n's candidates) is read once and its keys and
-    values reused for every response (:func:`_shared_prompt_scores`); the other texts go in batches of similar
+    with ``SHARE_PROMPT`` or more distinct responses (best-of-n's candidates) is read once per batch of responses
+    and its keys and values reused for each (:func:`_shared_prompt_scores`); the other texts go in batches of similar
     length (little padding). A backward reader's term and a repeat reader's are added record by record
     (:func:`backward_reader.term`, :func:`repeat_reader.term`)."""
     texts = _texts(tokenizer, records, key)
@@ -125,20 +125,26 @@ def rewards(model, tokenizer, records: list[dict], key: str = "output", batch_si
     scored: dict[str, float] = {}
     rest: list[str] = []
     with torch.no_grad():
-        for prompt, group in by_prompt.items():
+        shared: list[tuple[list[int], dict[str, list[int]]]] = []  # (prompt's ids, {text: response's ids})
+        for prompt, group in sorted(by_prompt.items(), key=lambda kv: (len(kv[0]), kv[0])):
             if len(group) < SHARE_PROMPT:
                 rest += group
                 continue
             pre = tokenizer(prompt, add_special_tokens=adds_bos(tokenizer))["input_ids"]
-            shared: dict[str, list[int]] = {}
+            responses: dict[str, list[int]] = {}
             for t in sorted(group, key=lambda t: (len(t), t)):  # an order set iteration (hash seeds) cannot change
                 response = _split(tokenizer, pre, t, max_length)
                 if response is None:  # the tokens straddle the prompt's end, or the text is truncated: read it whole
                     rest.append(t)
                 else:
-                    shared[t] = response
-            if shared:
-                scored.update(zip(shared, _shared_prompt_scores(model, pre, list(shared.values()), batch_size)))
+                    responses[t] = response
+            if responses:
+                shared.append((pre, responses))
+        if shared:
+            got = _shared_prompt_scores(model, [pre for pre, _ in shared], [list(r.values()) for _, r in shared],
+                                        batch_size)
+            for (_, responses), scores in zip(shared, got):
+                scored.update(zip(responses, scores))
         rest = sorted(set(rest), key=lambda t: (len(t), t))  # batches made the same way in every process
         for i in range(0, len(rest), batch_size):
             chunk = rest[i:i + batch_size]
@@ -203,17 +209,22 @@ def _split(tokenizer, pre: list[int], text: str, max_length: int) -> list[int] |
     return None
 
 
-def _shared_prompt_scores(model, prompt: list[int], responses: list[list[int]], batch_size: int) -> list[float]:
-    """Scores of ``prompt + response`` for each response (token ids): the prompt goes through the transformer
-    once, and each batch of responses attends to a copy of its cached keys and values (no grad)."""
-    import copy
-
-    cache, qm, last = _prompt_cache(model, [prompt])
-    out = []
-    for i in range(0, len(responses), batch_size):
-        chunk = responses[i:i + batch_size]
-        out += _response_scores(model, copy.deepcopy(cache), qm, last, chunk, [0] * len(chunk)).tolist()
-    return out
+def _shared_prompt_scores(model, prompts: list[list[int]], responses: list[list[list[int]]],
+                          batch_size: int) -> list[list[float]]:
+    """Scores of ``prompts[i] + r`` for each response ``r`` in ``responses[i]`` (token ids), no grad: the responses
+    go in batches of ``batch_size``, in order, and each batch reads the prompts its responses share once (left-padded
+    together) and attends to their cached keys and values. Many prompts with a few responses each (expert
+    iteration's 8 candidates) fill a batch as one prompt with many does."""
+    flat = [(i, r) for i, rs in enumerate(responses) for r in rs]
+    out: list[float] = []
+    for s in range(0, len(flat), batch_size):
+        chunk = flat[s:s + batch_size]
+        read = list(dict.fromkeys(i for i, _ in chunk))  # the prompts this batch's responses answer
+        cache, qm, last = _prompt_cache(model, [prompts[i] for i in read])
+        where = {i: k for k, i in enumerate(read)}
+        out += _response_scores(model, cache, qm, last, [r for _, r in chunk], [where[i] for i, _ in chunk]).tolist()
+    it = iter(out)
+    return [[next(it) for _ in rs] for rs in responses]
 
 
 def prompt_groups(pairs: list[dict], by_prompt: bool = True) -> list[dict]:
