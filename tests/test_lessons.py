@@ -300,6 +300,11 @@ def test_scale_table_and_sentence():
     assert text.startswith("**What scale would close it.** Best-of-8 needs about 70.0 % held-out accuracy")
     assert "So the labels hold it back first: with labels that agree with R*, about 200 pairs (2× what" in text
     assert "`p_sim_ann`'s labels agree with R* on only 60 %" in text
+    # noisy labels that still bring the reward model to the needed accuracy hold nothing back (a ratio under 1 too)
+    curve["acc_true"] = [0.6, 0.7, 0.8, 0.66, 0.69, 0.72]
+    text = scale_sentence(scale_table(curve, 0.7), 0.7, 8, 400, "1 layers, width 32", worse=False)
+    assert "So neither holds it back at this scale" in text and "about 200 pairs (0.5× what" in text
+    assert "hold it back first" not in text and "agree with R* on only" not in text
 
 
 def test_measured_sentence_and_chapter_5_figures():

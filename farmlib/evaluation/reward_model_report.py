@@ -85,16 +85,21 @@ def scale_sentence(scale: pd.DataFrame, acc_needed: float, n_max: int, n_train: 
     clean_gets_there = clean is not None and clean["accuracy there (%)"] + clean["standard error (%)"] >= need_pct
     if clean_gets_there:  # the first measured point at the needed accuracy, else the largest (within its error)
         n_clean = int(clean["pairs_needed"]) if clean["measured"] else int(clean["pairs (largest point)"])
-    labels_note = "".join(
+    short = [s for s, r in noisy.iterrows() if r["accuracy there (%)"] + r["standard error (%)"] < need_pct]
+    labels_note = "".join(  # only where those labels leave the reward model short: it can average their noise out
         f" `{s}`'s labels agree with R* on only {r['label agreement with R* (%)']:.0f} % of the training pairs: a reward "
         "model fitted to them learns that annotator's taste, errors included, and more of its labels bring it closer "
         "to R* only as far as the two agree."
-        for s, r in noisy.iterrows() if r["label agreement with R* (%)"] < need_pct)
+        for s, r in noisy.iterrows() if s in short and r["label agreement with R* (%)"] < need_pct)
     if clean is None:
         limit = "Without R*'s own labels in the curve, it cannot say whether the labels or the pairs come first."
+    elif clean_gets_there and not short:
+        limit = (f"So neither holds it back at this scale: every source of labels brings the reward model to the "
+                 f"accuracy best-of-{n_max} needs, R*'s own with about {n_clean:,} pairs ({n_clean / n_train:.2g}× what "
+                 "the profile trains on).")
     elif clean_gets_there and labels_note:
         limit = (f"So the labels hold it back first: with labels that agree with R*, about {n_clean:,} pairs "
-                 f"({n_clean / n_train:.0f}× what the profile trains on) are enough; with the judges' labels, "
+                 f"({n_clean / n_train:.2g}× what the profile trains on) are enough; with the judges' labels, "
                  f"more pairs buy {noisy['points per doubling of pairs'].max():.1f} points or less per doubling.")
     elif clean_gets_there:
         limit = f"So the number of pairs holds it back: about {n_clean:,} pairs are enough."
