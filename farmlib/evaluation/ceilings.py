@@ -246,7 +246,7 @@ def untrained_picks(farm, candidates: list[list[dict]], cfg=None) -> list[dict]:
 
     cfg = cfg or farm.method_config("reward_model")
     tok, max_len = farm.tokenizer(), farm.profile.model.max_length
-    back = backward_reader.train(farm, cfg.backward_epochs) if cfg.backward else None
+    back = backward_reader.of_config(farm, cfg)
     model = new_reward_model(farm.sft_model(), tok, farm.profile.device, cfg.seed, cfg.reads, back, max_len).eval()
     flat = [c for row in candidates for c in row]
     return best_picks(candidates, rewards(model, tok, flat, max_length=farm.profile.model.max_length).tolist())

@@ -348,7 +348,7 @@ def seen_and_new(farm, path: str, cfg, split: str = "preference") -> dict:
     held = [dict(r, preference=crowd.majority_label(r)) for r in sft_pairs(farm, split="val")]
     asked = {(r["instruction"], r["input"]) for r in farm.splits()[split]}
     models = {"before any label": new_reward_model(farm.sft_model(), tok, farm.profile.device, reads=cfg.reads,
-                                                   backward=backward_reader.train(farm, cfg.backward_epochs) if cfg.backward else None,
+                                                   backward=backward_reader.of_config(farm, cfg),
                                                    max_length=max_len),
               "trained": load_reward_model(path, farm.profile.device)}
     hits = {}

@@ -25,6 +25,7 @@ whose instructions chapter 5 holds out for the reward model's accuracy.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import math
 from collections import OrderedDict
@@ -64,13 +65,16 @@ def question_of_prompt(text: str) -> str:
 def train(farm, epochs: float = 0) -> str:
     """The backward model (an artifact): the base model trained to write each demonstration's question given its
     answer, with the profile's SFT settings over ``epochs`` passes (0: the SFT model's)."""
-    import dataclasses
-
     sp = farm.splits()
     pairs = [(prompt(r["output"]), question(r["instruction"], r["input"])) for s in SPLITS for r in sp[s]]
     train_cfg = dataclasses.replace(farm.profile.sft, epochs=epochs) if epochs else farm.profile.sft
     return farm.models.finetune("backward_reader", {"splits": list(SPLITS)}, pairs, train_cfg,
                                 start=farm.models.base_model())
+
+
+def of_config(farm, cfg) -> str | None:
+    """The backward model a reward-model config (``RewardModelConfig``) reads, or None when it reads none."""
+    return train(farm, cfg.backward_epochs) if cfg.backward else None
 
 
 @torch.no_grad()

@@ -86,7 +86,7 @@ def scores(farm, records: list[dict], of, trained: bool = True, cfg=None) -> dic
     cfg = cfg or farm.method_config("reward_model")
     paths = members(farm, of, cfg) if trained else member_sfts(farm, of)
     tok, max_len, device = farm.tokenizer(), farm.profile.model.max_length, farm.profile.device
-    back = backward_reader.train(farm, cfg.backward_epochs) if cfg.backward and not trained else None
+    back = backward_reader.of_config(farm, cfg) if not trained else None
 
     def build(work: Path) -> None:
         out = {}

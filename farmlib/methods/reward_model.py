@@ -444,7 +444,7 @@ def train(farm, cfg: RewardModelConfig | None = None, sft: str | None = None) ->
     sft, tok, max_len = sft or farm.sft_model(), farm.tokenizer(), farm.profile.model.max_length
     held = sft_pairs(farm, split="val")  # pairs of SFT samples on instructions never trained on
     lora = farm.profile.model.lora_r
-    back = backward_reader.train(farm, cfg.backward_epochs) if cfg.backward else None
+    back = backward_reader.of_config(farm, cfg)
 
     def build(work: Path) -> None:
         t0 = time.time()
@@ -520,7 +520,7 @@ def accuracy_curve(farm, labels: tuple[str, ...] = ("true_reward", "human", "p_s
     held_true = [dict(r, preference=true_label(r)) for r in held]
     held_true = [r for r in held_true if r["preference"]]
     held_people = [dict(r, preference=crowd.majority_label(r)) for r in held]
-    back = backward_reader.train(farm, cfg.backward_epochs) if cfg.backward else None
+    back = backward_reader.of_config(farm, cfg)
     rows = []
     for source in labels:
         labelled = ([dict(r, preference=true_label(r)) for r in pairs] if source == "true_reward"
