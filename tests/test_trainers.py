@@ -65,6 +65,20 @@ def test_reward_model_fit_learns_a_preference(micro_farm, length_rm):
     assert last < first - 0.2 and acc > 0.5 + 3 * se, (first, last, acc, se)
 
 
+def test_pairwise_accuracies_score_pairs_labelled_twice_once(micro_farm, length_rm, monkeypatch):
+    """The same pairs under two labellings (here: the labels, and the labels flipped) are scored in one ``rewards``
+    call of their distinct texts, and each labelling gets the accuracy it gets alone."""
+    rm, pairs, _ = length_rm
+    tok = micro_farm.tokenizer()
+    flipped = [dict(p, preference=3 - p["preference"]) for p in pairs]
+    alone = [reward_model.pairwise_accuracy(rm, tok, ps, 192) for ps in (pairs, flipped)]
+    calls = []
+    rewards = reward_model.rewards
+    monkeypatch.setattr(reward_model, "rewards", lambda *a, **k: calls.append(a[2]) or rewards(*a, **k))
+    both = reward_model.pairwise_accuracies(rm, tok, [pairs, flipped], 192)
+    assert len(calls) == 1 and both == alone and both[0][0] + both[1][0] == pytest.approx(1.0), (both, alone)
+
+
 def test_reward_model_fit_by_prompt_learns_from_all_pairs_of_an_instruction(micro_farm):
     """With ``group_by_prompt`` a step takes whole prompts (all pairs among three samples of each instruction):
     an epoch is one step per ``batch_size`` prompts, and the model learns the preference."""

@@ -105,8 +105,9 @@ def _texts(tokenizer, records: list[dict], key: str = "output") -> list[str]:
     return [format_prompt(r["instruction"], r.get("input", "")) + r[key] + tokenizer.eos_token for r in records]
 
 
-#: A prompt with at least this many distinct responses to score is read once for all of them (:func:`rewards`).
-SHARE_PROMPT = 4
+#: A prompt with at least this many distinct responses to score is read once for all of them (:func:`rewards`): the two
+#: answers of a pair already cost 0.55x of reading each text whole (a pair's prompt is most of its tokens).
+SHARE_PROMPT = 2
 
 
 def rewards(model, tokenizer, records: list[dict], key: str = "output", batch_size: int = 64,
@@ -303,11 +304,22 @@ def _forward(model, tokenizer, texts: list[str], max_length: int, prompts: list[
 
 def pairwise_accuracy(model, tokenizer, prefs: list[dict], max_length: int = 256) -> tuple[float, float]:
     """Share of pairs where the preferred output gets the higher reward, and its standard error."""
-    r1, r2 = rewards(model, tokenizer, prefs, "output_1", max_length=max_length), \
-        rewards(model, tokenizer, prefs, "output_2", max_length=max_length)
-    hits = [(b > a) == (p["preference"] == 2) for a, b, p in zip(r1.tolist(), r2.tolist(), prefs)]
-    acc = sum(hits) / max(len(hits), 1)
-    return acc, math.sqrt(acc * (1 - acc) / max(len(hits), 1))
+    return pairwise_accuracies(model, tokenizer, [prefs], max_length)[0]
+
+
+def pairwise_accuracies(model, tokenizer, labellings: list[list[dict]], max_length: int = 256) -> list[tuple[float, float]]:
+    """:func:`pairwise_accuracy` of each list of labelled pairs, from one :func:`rewards` call: both answers of a pair
+    read their prompt once, and the same pairs labelled by several sources are scored once."""
+    prefs = [p for ps in labellings for p in ps]
+    r = rewards(model, tokenizer, [dict(p, output=p[k]) for k in ("output_1", "output_2") for p in prefs],
+                max_length=max_length).tolist()
+    out, start = [], 0
+    for ps in labellings:
+        hits = [(r[len(prefs) + i] > r[i]) == (p["preference"] == 2) for i, p in enumerate(ps, start)]
+        acc = sum(hits) / max(len(hits), 1)
+        out.append((acc, math.sqrt(acc * (1 - acc) / max(len(hits), 1))))
+        start += len(ps)
+    return out
 
 
 def fit(model, tok, pairs: list[dict], cfg: RewardModelConfig, max_length: int) -> list[dict]:
@@ -365,8 +377,8 @@ def fit_repeats(model, tok, pairs: list[dict], max_length: int) -> dict:
     pairs = [p for p in pairs if p["preference"] in (1, 2)]
     won = [dict(p, output=winner(p)) for p in pairs]
     lost = [dict(p, output=loser(p)) for p in pairs]
-    dr = rewards(model, tok, won, max_length=max_length) - rewards(model, tok, lost, max_length=max_length) \
-        if pairs else torch.zeros(0)
+    r = rewards(model, tok, won + lost, max_length=max_length) if pairs else torch.zeros(0)  # each prompt read once
+    dr = r[:len(pairs)] - r[len(pairs):]
     rho, s = repeat_reader.fit_weight(dr, repeat_reader.feature(won) - repeat_reader.feature(lost))
     model.config.repeat_weight = rho
     return {"repeat_weight": rho, "repeat_scale": s}
@@ -455,14 +467,15 @@ def train(farm, cfg: RewardModelConfig | None = None, sft: str | None = None) ->
         repeats = fit_repeats(model, tok, tr, max_len) if cfg.repeats else {}
         val = farm.annotator(cfg.annotator, seed=1).annotate_pairs(held, seed=1)
         val = [r for r in val if r["preference"] in (1, 2)]
-        acc, se = pairwise_accuracy(model, tok, val, max_len)
         acc_true = se_true = None  # on real data there is no R* to check against
         truth: list[dict] = []
         if farm.is_farmworld:
             true_r = [[farm.world.true_reward(r["instruction"], r["input"], r[f"output_{k}"]) for k in (1, 2)]
                       for r in held]
             truth = [dict(r, preference=1 if a > b else 2) for r, (a, b) in zip(held, true_r) if a != b]  # R*'s labels
-            acc_true, se_true = pairwise_accuracy(model, tok, truth, max_len)
+        (acc, se), *on_truth = pairwise_accuracies(model, tok, [val] + ([truth] if farm.is_farmworld else []), max_len)
+        if on_truth:
+            acc_true, se_true = on_truth[0]
         if lora:
             model = wrapped.merge_and_unload()
         weights = {n: getattr(model, n).item() for n in WEIGHTS if hasattr(model, n)}
@@ -534,8 +547,7 @@ def accuracy_curve(farm, labels: tuple[str, ...] = ("true_reward", "human", "p_s
                                          max_length=max_len)
                 fit(model, tok, data, cfg, max_len)
                 repeats = fit_repeats(model, tok, data, max_len) if cfg.repeats else {}
-                acc_t, se_t = pairwise_accuracy(model, tok, held_true, max_len)
-                acc_p, se_p = pairwise_accuracy(model, tok, held_people, max_len)
+                (acc_t, se_t), (acc_p, se_p) = pairwise_accuracies(model, tok, [held_true, held_people], max_len)
                 write_json(work / "metrics.json", {"acc_true": acc_t, "se_true": se_t, "acc_people": acc_p,
                                                    "se_people": se_p, **repeats})
 
