@@ -467,15 +467,13 @@ def train(farm, cfg: RewardModelConfig | None = None, sft: str | None = None) ->
         repeats = fit_repeats(model, tok, tr, max_len) if cfg.repeats else {}
         val = farm.annotator(cfg.annotator, seed=1).annotate_pairs(held, seed=1)
         val = [r for r in val if r["preference"] in (1, 2)]
-        acc_true = se_true = None  # on real data there is no R* to check against
-        truth: list[dict] = []
+        truth: list[dict] = []  # R*'s labels (on real data there is no R* to check against)
         if farm.is_farmworld:
             true_r = [[farm.world.true_reward(r["instruction"], r["input"], r[f"output_{k}"]) for k in (1, 2)]
                       for r in held]
-            truth = [dict(r, preference=1 if a > b else 2) for r, (a, b) in zip(held, true_r) if a != b]  # R*'s labels
-        (acc, se), *on_truth = pairwise_accuracies(model, tok, [val] + ([truth] if farm.is_farmworld else []), max_len)
-        if on_truth:
-            acc_true, se_true = on_truth[0]
+            truth = [dict(r, preference=1 if a > b else 2) for r, (a, b) in zip(held, true_r) if a != b]
+        (acc, se), on_truth = pairwise_accuracies(model, tok, [val, truth], max_len)
+        acc_true, se_true = on_truth if farm.is_farmworld else (None, None)
         if lora:
             model = wrapped.merge_and_unload()
         weights = {n: getattr(model, n).item() for n in WEIGHTS if hasattr(model, n)}
