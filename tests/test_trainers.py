@@ -44,6 +44,18 @@ def test_dpo_margin_goes_up(micro_farm):
     assert last > first + 0.05, (first, last)
 
 
+def test_dpo_makes_one_pass_from_one_pass_from_pairs_on(micro_farm):
+    """Below ``one_pass_from`` pairs DPO makes ``epochs`` passes, from it on at most one (0: always ``epochs``); a run's
+    steps follow (the micro profile's pairs are fewer than 2,000, so a threshold of 10 gives one pass)."""
+    cfg = dpo.DPOConfig(epochs=2.0, one_pass_from=2000)
+    assert [dpo.passes(cfg, n) for n in (973, 1999, 2000, 6668)] == [2.0, 2.0, 1.0, 1.0]
+    assert dpo.passes(dpo.DPOConfig(epochs=2.0, one_pass_from=0), 10_000) == 2.0
+    assert dpo.passes(dpo.DPOConfig(epochs=0.5, one_pass_from=10), 100) == 0.5  # never more than `epochs`
+    two = _history(dpo.train(micro_farm, micro_farm.method_config("dpo", {"epochs": 2.0})))
+    one = _history(dpo.train(micro_farm, micro_farm.method_config("dpo", {"epochs": 2.0, "one_pass_from": 10})))
+    assert len(two) == 2 * len(one) and one[-1]["epoch"] < 1 <= two[-1]["epoch"], (len(two), len(one))
+
+
 @pytest.fixture(scope="module")
 def length_rm(micro_farm):
     """A reward model fitted (with ``reward_model.fit``) to prefer the longer of two SFT samples."""
