@@ -44,7 +44,7 @@ def test_dpo_margin_goes_up(micro_farm):
     assert last > first + 0.05, (first, last)
 
 
-def test_dpo_makes_one_pass_from_one_pass_from_pairs_on(micro_farm):
+def test_dpo_makes_one_pass_over_large_pair_sets(micro_farm):
     """Below ``one_pass_from`` pairs DPO makes ``epochs`` passes, from it on at most one (0: always ``epochs``); a run's
     steps follow (the micro profile's pairs are fewer than 2,000, so a threshold of 10 gives one pass)."""
     cfg = dpo.DPOConfig(epochs=2.0, one_pass_from=2000)
