@@ -317,6 +317,25 @@ def test_levels_off_name_the_farthest_row():
     m["leaderboard"]["rows"][2]["win_rate_p_sim_eval"] = 50  # best-of-n: the judges 16 points above the people
     why = C.reasons(m, C.claims(m))
     assert "(chapter 14): The judges' win-rates run" in why and "the farthest row is best_of_n (+16.0)" in why
+    m["leaderboard"]["rows"][2]["se_gap_p_sim_eval"] = 2.71
+    assert "the farthest row is best_of_n (+16.0 ± 2.7, paired standard error)" in C.reasons(m, C.claims(m))
+
+
+def test_levels_verdict_is_within_noise_where_the_farthest_rows_interval_holds_the_bound():
+    rows = lambda m: {r["key"]: r for r in C.claims(m) if r["key"]}  # noqa: E731
+    m = copy.deepcopy(GOOD)
+    assert rows(m)["levels"]["interval"] is None and rows(m)["levels"]["settled"] is None  # an older build's metrics
+    for r in m["leaderboard"]["rows"]:
+        r["se_gap_p_sim_eval"] = 1.0
+    m["leaderboard"]["rows"][2]["win_rate_p_sim_eval"] = 45.5  # best-of-n 11.5 points above the people
+    levels = rows(m)["levels"]
+    assert levels["met"] is False and levels["interval"] == [9.5, 13.5] and levels["settled"] is False
+    assert levels["this build"] == "9 of 10 rows (not: best_of_n), the farthest 11.5 points off (9.5–13.5)"
+    m["leaderboard"]["rows"][2]["se_gap_p_sim_eval"] = 0.5  # 10.5–12.5: clear of the bound
+    assert rows(m)["levels"]["settled"] is True
+    m["leaderboard"]["rows"][2]["win_rate_p_sim_eval"] = 34.0  # every gap 4 points or less: met, 2–6 holds no bound
+    levels = rows(m)["levels"]
+    assert levels["met"] is True and levels["interval"] == [2.0, 6.0] and levels["settled"] is True
 
 
 def test_a_single_judge_fall_is_set_beside_the_other_label_variants():

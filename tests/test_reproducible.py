@@ -54,6 +54,8 @@ def test_micro_leaderboard_is_bit_identical_across_processes(tmp_path):
     print(f"two micro leaderboards, one after the other, in {time.time() - t0:.0f} s")
     assert boards[0] == boards[1]
     assert all(r["win_rate_p_sim_eval"] == r["win_rate_p_sim_eval"] for r in boards[0].values())  # numbers, not NaN
+    gaps = [r["se_gap_p_sim_eval"] for r in boards[0].values()]  # the judges' level against the people's, paired
+    assert all(0 <= se < 50 for se in gaps) and any(se > 0 for se in gaps)
     a, b = (artifact_digests(tmp_path / f"runs{k}" / "micro") for k in range(2))
     assert {Path(k).parts[0] for k in a} == KINDS
     assert sorted(a) == sorted(b), "the two runs built different artifacts (different config keys)"

@@ -114,12 +114,24 @@ def _methods(m: dict[str, dict]) -> list[dict]:
     return [r for r in m["leaderboard"]["rows"] if r["method"] not in NOT_METHODS]
 
 
+def levels_interval(rows: list[dict]) -> tuple[float, float] | None:
+    """About 95 % for the farthest row's distance between the judges' win-rate and the people's, ``max_i |g_i|``:
+    from each row's own interval, ``|g_i|`` ± twice its paired standard error (``se_gap_p_sim_eval``, chapter 14),
+    the largest low end to the largest high end. None where a row has no paired error (an older build's metrics)."""
+    if not rows or any(r.get("se_gap_p_sim_eval") is None for r in rows):
+        return None
+    gaps = [(abs(r["win_rate_p_sim_eval"] - r["win_rate_human"]), r["se_gap_p_sim_eval"]) for r in rows]
+    return max(max(g - 2 * se, 0.0) for g, se in gaps), max(g + 2 * se for g, se in gaps)
+
+
 def ranking_rows(m: dict[str, dict]) -> list[dict]:
     rows = _methods(m)
     rho = m["leaderboard"]["spearman_sim_vs_human"]
     people = [r["win_rate_human"] for r in rows]
     spread = max(people) - min(people)
     off = [r["method"] for r in rows if abs(r["win_rate_p_sim_eval"] - r["win_rate_human"]) > TARGETS["levels"]]
+    far = max(abs(r["win_rate_p_sim_eval"] - r["win_rate_human"]) for r in rows)
+    far_ci = levels_interval(rows)
     e2e_all = m["end_to_end"]["correlations"]["spearman"]
     e2e = e2e_all["value"]
     e2e_ci = (e2e_all["low"], e2e_all["high"]) if "low" in e2e_all else None
@@ -135,8 +147,9 @@ def ranking_rows(m: dict[str, dict]) -> list[dict]:
              bounds=(TARGETS["spearman"], None)),
         _row("rankings", "the judges' win-rates are the people's", f"SFT 10k {sft[0]} against {sft[1]} %",
              f"every row within {TARGETS['levels']:.0f} points",
-             f"{len(rows) - len(off)} of {len(rows)} rows" + (f" (not: {', '.join(off)})" if off else ""), not off, "14",
-             key="levels"),
+             f"{len(rows) - len(off)} of {len(rows)} rows" + (f" (not: {', '.join(off)})" if off else "")
+             + f", the farthest {far:.1f} points off{_span(far_ci, '{:.1f}')}", not off, "14",
+             key="levels", interval=far_ci, bounds=(None, TARGETS["levels"])),
         _row("rankings", "trained on the judges' labels, methods rank as trained on people's",
              f"Spearman {END_TO_END['spearman']}", f"≥ {TARGETS['end_to_end']}", f"{e2e:.2f}{_span(e2e_ci)}",
              e2e >= TARGETS["end_to_end"], "18", interval=e2e_ci, bounds=(TARGETS["end_to_end"], None)),
@@ -311,8 +324,10 @@ def _why_levels(m: dict[str, dict]) -> str | None:
     rows = _methods(m)
     gaps = {r["method"]: r["win_rate_p_sim_eval"] - r["win_rate_human"] for r in rows}
     worst = max(gaps, key=lambda k: abs(gaps[k]))
+    se = next(r.get("se_gap_p_sim_eval") for r in rows if r["method"] == worst)
+    noise = "" if se is None else f" ± {se:.1f}, paired standard error"
     return (f"The judges' win-rates run {statistics.fmean(gaps.values()):+.1f} points from the people's on average; "
-            f"the farthest row is {worst} ({gaps[worst]:+.1f}).")
+            f"the farthest row is {worst} ({gaps[worst]:+.1f}{noise}).")
 
 
 def _why_reward_model(m: dict[str, dict]) -> str | None:

@@ -49,7 +49,9 @@ def leaderboard_of_methods(farm, names: list[str] | None = None,
                            annotators: tuple[str, ...] = ("p_sim_eval", "human"),
                            ann_dir: Path | None = None) -> pd.DataFrame:
     """Win-rate vs the reference under each annotator, length, time, the config used, and the paper's
-    Table 2 numbers; trains whatever is missing."""
+    Table 2 numbers; trains whatever is missing. With both the judges and the people, ``se_gap_p_sim_eval`` is the
+    standard error of the judges' win-rate minus the people's, paired over the instructions (both judge the same
+    answers, so their errors are not independent)."""
     from farmlib.artifacts import write_json
     from farmlib.paper import TABLE2
 
@@ -60,9 +62,13 @@ def leaderboard_of_methods(farm, names: list[str] | None = None,
     for name in names:
         outs = outputs(farm, name)
         row = {"method": name, "config": config_label(farm, name)}
-        for a, ann in win_rates(farm, outs, annotators, row).items():
+        anns = win_rates(farm, outs, annotators, row)
+        for a, ann in anns.items():
             if ann_dir is not None:
                 write_json(Path(ann_dir) / a / f"{name}.json", ann)
+        if "p_sim_eval" in anns and "human" in anns:  # the judges' level against the people's, on the same answers
+            row["se_gap_p_sim_eval"] = paired_difference(instruction_scores(anns["p_sim_eval"]),
+                                                         instruction_scores(anns["human"]))[1]
         row["avg_length"] = sum(len(o["output"]) for o in outs) / len(outs)
         row.update(defect_rates(farm, outs))
         row["train_seconds"] = train_seconds(farm, name)
