@@ -114,13 +114,18 @@ def _methods(m: dict[str, dict]) -> list[dict]:
     return [r for r in m["leaderboard"]["rows"] if r["method"] not in NOT_METHODS]
 
 
+def level_gap(row: dict) -> float:
+    """A leaderboard row's judges' win-rate minus its people's, in points."""
+    return row["win_rate_p_sim_eval"] - row["win_rate_human"]
+
+
 def levels_interval(rows: list[dict]) -> tuple[float, float] | None:
     """About 95 % for the farthest row's distance between the judges' win-rate and the people's, ``max_i |g_i|``:
     from each row's own interval, ``|g_i|`` ± twice its paired standard error (``se_gap_p_sim_eval``, chapter 14),
     the largest low end to the largest high end. None where a row has no paired error (an older build's metrics)."""
     if not rows or any(r.get("se_gap_p_sim_eval") is None for r in rows):
         return None
-    gaps = [(abs(r["win_rate_p_sim_eval"] - r["win_rate_human"]), r["se_gap_p_sim_eval"]) for r in rows]
+    gaps = [(abs(level_gap(r)), r["se_gap_p_sim_eval"]) for r in rows]
     return max(max(g - 2 * se, 0.0) for g, se in gaps), max(g + 2 * se for g, se in gaps)
 
 
@@ -129,8 +134,8 @@ def ranking_rows(m: dict[str, dict]) -> list[dict]:
     rho = m["leaderboard"]["spearman_sim_vs_human"]
     people = [r["win_rate_human"] for r in rows]
     spread = max(people) - min(people)
-    off = [r["method"] for r in rows if abs(r["win_rate_p_sim_eval"] - r["win_rate_human"]) > TARGETS["levels"]]
-    far = max(abs(r["win_rate_p_sim_eval"] - r["win_rate_human"]) for r in rows)
+    off = [r["method"] for r in rows if abs(level_gap(r)) > TARGETS["levels"]]
+    far = max(abs(level_gap(r)) for r in rows)
     far_ci = levels_interval(rows)
     e2e_all = m["end_to_end"]["correlations"]["spearman"]
     e2e = e2e_all["value"]
@@ -322,7 +327,7 @@ def _why_spearman(m: dict[str, dict]) -> str | None:
 
 def _why_levels(m: dict[str, dict]) -> str | None:
     rows = _methods(m)
-    gaps = {r["method"]: r["win_rate_p_sim_eval"] - r["win_rate_human"] for r in rows}
+    gaps = {r["method"]: level_gap(r) for r in rows}
     worst = max(gaps, key=lambda k: abs(gaps[k]))
     se = next(r.get("se_gap_p_sim_eval") for r in rows if r["method"] == worst)
     noise = "" if se is None else f" ± {se:.1f}, paired standard error"
